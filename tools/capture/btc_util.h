@@ -1,0 +1,77 @@
+/* Small containers the capture core is built from: a growable array, a
+ * u64 -> u64 hash map and an interning string table. Every function that can
+ * run out of memory returns a negative status instead of aborting. */
+#ifndef BTC_UTIL_H
+#define BTC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Status codes of the capture core (negative; 0 is success). */
+enum btc_status {
+    BTC_OK = 0,
+    BTC_ERR_NOMEM = -1,
+    BTC_ERR_IO = -2,
+    BTC_ERR_PROTOCOL = -3, /* malformed or unexpected stream content */
+    BTC_ERR_FORMAT = -4,   /* malformed .tracy file */
+    BTC_ERR_NET = -5,
+    BTC_ERR_TIMEOUT = -6,
+    BTC_ERR_HANDSHAKE = -7,
+    BTC_ERR_STOPPED = -8, /* stopped on request before the capture completed */
+};
+
+const char *btc_strerror(int status);
+
+/* A growable array of fixed-size items. */
+struct btc_vec {
+    void *data;
+    size_t len, cap, item;
+};
+
+void btc_vec_init(struct btc_vec *v, size_t item_size);
+void btc_vec_free(struct btc_vec *v);
+/* Appends one zeroed item and returns it, or NULL when out of memory. */
+void *btc_vec_push(struct btc_vec *v);
+static inline void *btc_vec_at(const struct btc_vec *v, size_t i)
+{
+    return (char *)v->data + i * v->item;
+}
+
+/* Open-addressing hash map from u64 keys to u64 values. */
+struct btc_map {
+    uint64_t *keys;
+    uint64_t *vals;
+    uint8_t *used;
+    size_t len, cap;
+};
+
+void btc_map_init(struct btc_map *m);
+void btc_map_free(struct btc_map *m);
+/* Returns a pointer to the value of key, or NULL when absent. */
+uint64_t *btc_map_get(const struct btc_map *m, uint64_t key);
+int btc_map_put(struct btc_map *m, uint64_t key, uint64_t val);
+int btc_map_remove(struct btc_map *m, uint64_t key);
+void btc_map_clear(struct btc_map *m);
+
+/* Interned byte strings: equal contents get the same index (0-based). */
+struct btc_strtab {
+    struct btc_vec offs; /* u64 offset of each string in bytes */
+    struct btc_vec lens; /* u32 length of each string */
+    char *bytes;
+    size_t bytes_len, bytes_cap;
+    struct btc_map index; /* content hash -> string index (chained by probing) */
+};
+
+void btc_strtab_init(struct btc_strtab *t);
+void btc_strtab_free(struct btc_strtab *t);
+/* Returns the index of the string (>= 0) or a negative status. */
+int64_t btc_strtab_intern(struct btc_strtab *t, const char *s, size_t len);
+static inline size_t btc_strtab_count(const struct btc_strtab *t)
+{
+    return t->lens.len;
+}
+const char *btc_strtab_get(const struct btc_strtab *t, uint32_t idx, uint32_t *len);
+
+uint64_t btc_hash_bytes(const void *p, size_t n);
+
+#endif

@@ -1,0 +1,70 @@
+#!/bin/sh
+# Prepares a Debian 12 machine for building and testing boardtrace: installs
+# every host dependency from Debian (only what is missing), makes sure qemu's
+# binfmt_misc handlers for riscv64 and aarch64 are registered so target
+# binaries also run when executed directly, and unpacks the Debian source
+# packages compiled for the boards. Idempotent; says what it does.
+set -eu
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+say() { printf 'setup: %s\n' "$*"; }
+
+if [ "$(id -u)" = 0 ]; then
+    as_root=""
+elif command -v sudo >/dev/null 2>&1; then
+    as_root="sudo"
+else
+    say "needs root (or sudo) to install packages and register binfmt handlers" >&2
+    exit 1
+fi
+
+# Build tools, cross compilers, emulator, libraries, ssh, and the tools the
+# tests and the emulated board use.
+packages="
+    build-essential cmake ninja-build pkg-config git file binutils
+    clang clang-format llvm
+    gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
+    gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+    qemu-user-static
+    libssh-dev libzstd-dev liblz4-dev libcmocka-dev
+    openssh-server openssh-client
+    dpkg-dev xz-utils bzip2 bc zstd lz4 python3
+"
+
+missing=""
+for p in $packages; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing="$missing $p"
+    fi
+done
+if [ -n "$missing" ]; then
+    say "installing from Debian:$missing"
+    $as_root apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $as_root apt-get install -y -qq --no-install-recommends $missing >/dev/null
+else
+    say "all Debian packages already installed"
+fi
+
+# qemu user mode through binfmt_misc: a fresh machine or container may not
+# have the file system mounted, and qemu-user-static's own registration then
+# silently did nothing.
+binfmt=/proc/sys/fs/binfmt_misc
+if [ ! -e "$binfmt/register" ]; then
+    say "mounting binfmt_misc on $binfmt"
+    $as_root mount -t binfmt_misc binfmt_misc "$binfmt"
+fi
+for arch in riscv64 aarch64; do
+    if [ -e "$binfmt/qemu-$arch" ]; then
+        say "qemu-$arch binfmt handler already registered"
+        continue
+    fi
+    conf=/usr/lib/binfmt.d/qemu-$arch.conf
+    [ -f "$conf" ] || { say "missing $conf (package qemu-user-static)" >&2; exit 1; }
+    say "registering the qemu-$arch binfmt handler from $conf"
+    # The F flag makes the kernel open the interpreter now, so the handler
+    # also works inside chroots and private mount namespaces.
+    grep -v '^#' "$conf" | $as_root tee "$binfmt/register" >/dev/null
+done
+
+"$top/tools/fetch-deps.sh"
+say "ready"

@@ -1,0 +1,36 @@
+#!/bin/sh
+# Runs every test suite: prepares the machine (tools/setup.sh), then for each
+# preset (host, riscv64, aarch64 by default; or the ones named as arguments)
+# configures with warnings as errors, builds, and runs ctest; target suites run
+# under qemu user mode. Exits non-zero if any step fails, after running all.
+set -u
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+say() { printf 'test: %s\n' "$*"; }
+
+"$top/tools/setup.sh" || exit 1
+
+presets=${*:-host riscv64 aarch64}
+jobs=${BT_JOBS:-$(nproc 2>/dev/null || echo 2)}
+failed=""
+for p in $presets; do
+    say "=== $p: configure, build, test ==="
+    start=$(date +%s)
+    mkdir -p build
+    log="build/$p.configure.log"
+    if cmake --preset "$p" -DBT_WERROR=ON >"$log" 2>&1 || { cat "$log"; false; }; then
+        if cmake --build --preset "$p" -j "$jobs" && ctest --preset "$p" -j "$jobs"; then
+            say "$p passed in $(($(date +%s) - start)) s"
+            continue
+        fi
+    fi
+    say "$p FAILED"
+    failed="$failed $p"
+done
+
+if [ -n "$failed" ]; then
+    say "failed presets:$failed"
+    exit 1
+fi
+say "all presets passed: $presets"
