@@ -1,0 +1,313 @@
+/* Argument parsing and help for the boardtrace CLI (see btd_args.h). Every
+ * option is listed in --help with what it does; exit statuses too. */
+#define _GNU_SOURCE
+#include "btd_args.h"
+
+#include "btd_buf.h"
+#include "btd_msg.h"
+#include "btd_quote.h"
+
+#include <boardtrace/config.h>
+#include <errno.h>
+#include <getopt.h>
+#include <libssh/libssh.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char usage_text[] =
+    "Usage: boardtrace COMMAND [OPTIONS] ...\n"
+    "Profile a program on an embedded Linux board with Tracy, over SSH.\n"
+    "\n"
+    "Commands:\n"
+    "  run [OPTIONS] PROGRAM [-- ARGS...]  upload PROGRAM and a capture, run both on the\n"
+    "                                      board, pull the trace back, print a summary\n"
+    "  live [OPTIONS] PROGRAM [-- ARGS...] run PROGRAM on the board and forward a local\n"
+    "                                      port to it for the Tracy GUI, until it exits\n"
+    "  fetch [OPTIONS] [REMOTE]            pull (resuming) a trace left on the board;\n"
+    "                                      REMOTE is a trace file or a run's folder,\n"
+    "                                      default the newest run folder there\n"
+    "  check [OPTIONS]                     preflight report: reachability, host key,\n"
+    "                                      authentication, architecture, disk, tracing\n"
+    "\n"
+    "Connection options (all commands):\n"
+    "  --host [USER@]HOST[:PORT]  the board; HOST may be a ~/.ssh/config alias\n"
+    "                             (default: $BOARDTRACE_HOST)\n"
+    "  -i, --identity FILE        private key to try first (then ssh-agent and the\n"
+    "                             default keys); passphrases are asked on the terminal\n"
+    "  -F, --ssh-config FILE      SSH config to read (default ~/.ssh/config and\n"
+    "                             /etc/ssh/ssh_config)\n"
+    "  --known-hosts FILE         known_hosts to verify against (default\n"
+    "                             ~/.ssh/known_hosts)\n"
+    "  --accept-new-host-key      record the key of a board not yet in known_hosts;\n"
+    "                             a changed key is always refused\n"
+    "  --no-sftp                  stream over exec channels even when SFTP exists\n"
+    "  -v, --verbose              more detail (twice: SSH protocol too)\n"
+    "  -q, --quiet                errors and the summary only\n"
+    "\n"
+    "run and live options:\n"
+    "  --capture PATH             tracy-capture compatible binary for the board\n"
+    "                             (run; default: boardtrace-capture for the board's\n"
+    "                             architecture, see below)\n"
+    "  -o, --output FILE          trace file to write (run, fetch; default\n"
+    "                             PROGRAM.tracy, or the remote name for fetch); the\n"
+    "                             record goes to FILE.json\n"
+    "  -s, --seconds N            capture at most N seconds, then stop the program\n"
+    "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
+    "  --remote-dir DIR           folder on the board for the private temporary\n"
+    "                             folder (default ${TMPDIR:-/tmp} on the board)\n"
+    "  --keep                     keep the board's folder (default: removed after a\n"
+    "                             successful run)\n"
+    "  --ready-timeout N          seconds the program has to open its tracing port\n"
+    "                             (default 30)\n"
+    "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
+    "                             0 picks a free one)\n"
+    "\n"
+    "Default capture, first found: $BOARDTRACE_CAPTURE_DIR/<arch>/boardtrace-capture;\n"
+    "<source>/build/<arch>/tools/capture/boardtrace-capture; <prefix>/share/boardtrace/\n"
+    "<arch>/boardtrace-capture; where <arch> is the board's `uname -m`.\n"
+    "\n"
+    "Exit status: 0 ok; 2 usage; 3 local files (unreadable, not ELF, architectures\n"
+    "disagree, no capture); 4 connect; 5 host key; 6 authentication; 7 board\n"
+    "preflight (architecture, free space, folder); 8 upload; 9 start (capture or\n"
+    "program did not start, or the board stopped answering); 10 capture (failed or\n"
+    "no trace); 11 pull; 12 output (local trace or record); 13 the program exited\n"
+    "non-zero (the trace was still pulled); 130 interrupted.\n";
+
+enum {
+    OPT_HOST = 1000,
+    OPT_KNOWN_HOSTS,
+    OPT_ACCEPT_NEW,
+    OPT_NO_SFTP,
+    OPT_CAPTURE,
+    OPT_ENV,
+    OPT_REMOTE_DIR,
+    OPT_KEEP,
+    OPT_READY_TIMEOUT,
+    OPT_HELP,
+    OPT_VERSION,
+};
+
+static const struct option long_options[] = {
+    {"host", required_argument, NULL, OPT_HOST},
+    {"identity", required_argument, NULL, 'i'},
+    {"ssh-config", required_argument, NULL, 'F'},
+    {"known-hosts", required_argument, NULL, OPT_KNOWN_HOSTS},
+    {"accept-new-host-key", no_argument, NULL, OPT_ACCEPT_NEW},
+    {"no-sftp", no_argument, NULL, OPT_NO_SFTP},
+    {"verbose", no_argument, NULL, 'v'},
+    {"quiet", no_argument, NULL, 'q'},
+    {"capture", required_argument, NULL, OPT_CAPTURE},
+    {"output", required_argument, NULL, 'o'},
+    {"seconds", required_argument, NULL, 's'},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
+    {"keep", no_argument, NULL, OPT_KEEP},
+    {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
+    {"local-port", required_argument, NULL, 'L'},
+    {"help", no_argument, NULL, OPT_HELP},
+    {"version", no_argument, NULL, OPT_VERSION},
+    {NULL, 0, NULL, 0},
+};
+
+static int parse_int(const char *what, const char *s, long low, long high, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < low || v > high) {
+        btd_error("%s: expected a whole number from %ld to %ld, found '%s'", what, low, high, s);
+        return -1;
+    }
+    *out = (int)v;
+    return 0;
+}
+
+/* Options that make sense for a command; others are refused by name. */
+static int option_allowed(enum btd_command c, int opt)
+{
+    switch (opt) {
+    case OPT_CAPTURE:
+    case 's':
+        return c == BTD_CMD_RUN;
+    case 'o':
+        return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
+    case OPT_ENV:
+    case OPT_KEEP:
+    case OPT_READY_TIMEOUT:
+        return c == BTD_CMD_RUN || c == BTD_CMD_LIVE;
+    case 'L':
+        return c == BTD_CMD_LIVE;
+    default:
+        return 1;
+    }
+}
+
+int btd_args_parse(int argc, char **argv, struct btd_options *o)
+{
+    memset(o, 0, sizeof *o);
+    o->local_port = 8086;
+    o->ready_timeout = 30;
+    if (argc < 2) {
+        fputs(usage_text, stderr);
+        return BTD_EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(usage_text, stdout);
+        return 1;
+    }
+    if (strcmp(cmd, "--version") == 0) {
+        printf("boardtrace %s (libssh %s, %s)\n", BT_VERSION_STRING, ssh_version(0),
+               BT_BUILD_COMPILER);
+        return 1;
+    }
+    if (strcmp(cmd, "run") == 0)
+        o->command = BTD_CMD_RUN;
+    else if (strcmp(cmd, "live") == 0)
+        o->command = BTD_CMD_LIVE;
+    else if (strcmp(cmd, "fetch") == 0)
+        o->command = BTD_CMD_FETCH;
+    else if (strcmp(cmd, "check") == 0)
+        o->command = BTD_CMD_CHECK;
+    else {
+        btd_error("unknown command '%s' (expected run, live, fetch or check; see --help)", cmd);
+        return BTD_EXIT_USAGE;
+    }
+    o->env = btd_xmalloc(sizeof *o->env * (size_t)argc);
+    optind = 2;
+    opterr = 0;
+    int opt;
+    /* '+': options stop at PROGRAM, whose own arguments are never ours. */
+    while ((opt = getopt_long(argc, argv, "+:i:F:vqo:s:L:h", long_options, NULL)) != -1) {
+        if (opt == '?' || opt == ':') {
+            const char *bad = argv[optind - 1];
+            btd_error(opt == ':' ? "%s %s: option needs a value"
+                                 : "%s %s: unknown option (see "
+                                   "boardtrace --help)",
+                      cmd, bad);
+            return BTD_EXIT_USAGE;
+        }
+        if (!option_allowed(o->command, opt)) {
+            btd_error("%s: option %s does not apply to this command", cmd, argv[optind - 1]);
+            return BTD_EXIT_USAGE;
+        }
+        switch (opt) {
+        case OPT_HOST:
+            o->host = optarg;
+            break;
+        case 'i':
+            o->identity = optarg;
+            break;
+        case 'F':
+            o->ssh_config = optarg;
+            break;
+        case OPT_KNOWN_HOSTS:
+            o->known_hosts = optarg;
+            break;
+        case OPT_ACCEPT_NEW:
+            o->accept_new_host_key = true;
+            break;
+        case OPT_NO_SFTP:
+            o->no_sftp = true;
+            break;
+        case 'v':
+            btd_verbosity = btd_verbosity < 1 ? 2 : btd_verbosity + 1;
+            break;
+        case 'q':
+            btd_verbosity = 0;
+            break;
+        case OPT_CAPTURE:
+            o->capture = optarg;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case 's':
+            if (parse_int("-s/--seconds", optarg, 1, 86400 * 7, &o->seconds) != 0)
+                return BTD_EXIT_USAGE;
+            break;
+        case OPT_ENV: {
+            const char *eq = strchr(optarg, '=');
+            if (!eq || !btd_env_name_valid(optarg, (size_t)(eq - optarg))) {
+                btd_error("--env %s: expected NAME=VALUE with NAME of letters, digits and _ "
+                          "(not starting with a digit)",
+                          optarg);
+                return BTD_EXIT_USAGE;
+            }
+            o->env[o->env_count++] = optarg;
+            break;
+        }
+        case OPT_REMOTE_DIR:
+            if (!optarg[0]) {
+                btd_error("--remote-dir: expected a folder, found an empty string");
+                return BTD_EXIT_USAGE;
+            }
+            o->remote_dir = optarg;
+            break;
+        case OPT_KEEP:
+            o->keep = true;
+            break;
+        case OPT_READY_TIMEOUT:
+            if (parse_int("--ready-timeout", optarg, 1, 3600, &o->ready_timeout) != 0)
+                return BTD_EXIT_USAGE;
+            break;
+        case 'L':
+            if (parse_int("-L/--local-port", optarg, 0, 65535, &o->local_port) != 0)
+                return BTD_EXIT_USAGE;
+            break;
+        case 'h':
+        case OPT_HELP:
+            fputs(usage_text, stdout);
+            return 1;
+        case OPT_VERSION:
+            printf("boardtrace %s\n", BT_VERSION_STRING);
+            return 1;
+        }
+    }
+    if (!o->host)
+        o->host = getenv("BOARDTRACE_HOST");
+    if (!o->host || !o->host[0]) {
+        btd_error("%s: no board given: use --host [USER@]HOST[:PORT] or set BOARDTRACE_HOST", cmd);
+        return BTD_EXIT_USAGE;
+    }
+    int rest = argc - optind;
+    char **restv = argv + optind;
+    switch (o->command) {
+    case BTD_CMD_RUN:
+    case BTD_CMD_LIVE:
+        if (rest < 1) {
+            btd_error("%s: no PROGRAM given (usage: boardtrace %s [OPTIONS] PROGRAM [-- ARGS...])",
+                      cmd, cmd);
+            return BTD_EXIT_USAGE;
+        }
+        o->program = restv[0];
+        o->args = restv + 1;
+        o->arg_count = rest - 1;
+        if (o->arg_count > 0 && strcmp(o->args[0], "--") == 0) {
+            o->args++;
+            o->arg_count--;
+        }
+        break;
+    case BTD_CMD_FETCH:
+        if (rest > 1) {
+            btd_error("fetch: expected at most one REMOTE path, found %d arguments", rest);
+            return BTD_EXIT_USAGE;
+        }
+        o->remote_path = rest ? restv[0] : NULL;
+        break;
+    case BTD_CMD_CHECK:
+        if (rest > 0) {
+            btd_error("check: unexpected argument '%s'", restv[0]);
+            return BTD_EXIT_USAGE;
+        }
+        break;
+    }
+    return 0;
+}
+
+void btd_args_free(struct btd_options *o)
+{
+    free(o->env);
+    o->env = NULL;
+}

@@ -1,0 +1,44 @@
+/* Command line of the boardtrace CLI: subcommands, options, --help text. The
+ * only place that knows option spellings; the operations get a filled-in
+ * struct btd_options. */
+#ifndef BTD_ARGS_H
+#define BTD_ARGS_H
+
+#include <stdbool.h>
+
+enum btd_command {
+    BTD_CMD_RUN,
+    BTD_CMD_LIVE,
+    BTD_CMD_FETCH,
+    BTD_CMD_CHECK,
+};
+
+struct btd_options {
+    enum btd_command command;
+    const char *host; /* --host, else $BOARDTRACE_HOST */
+    const char *identity;
+    const char *known_hosts;
+    const char *ssh_config;
+    bool accept_new_host_key;
+    bool no_sftp;
+    const char *capture; /* run */
+    const char *output;  /* run, fetch */
+    int seconds;         /* run: capture limit, 0 none */
+    const char **env;    /* NAME=VALUE, validated */
+    int env_count;
+    const char *remote_dir; /* base folder on the board, default ${TMPDIR:-/tmp} */
+    bool keep;
+    int local_port;    /* live: 127.0.0.1 port for the GUI */
+    int ready_timeout; /* seconds for the program to open its port */
+    const char *program;
+    char **args;
+    int arg_count;
+    const char *remote_path; /* fetch: trace or run folder on the board */
+};
+
+/* Parses argv. Returns 0 to go on, 1 after printing help or the version (exit
+ * 0), or BTD_EXIT_USAGE after printing what is wrong. */
+int btd_args_parse(int argc, char **argv, struct btd_options *o);
+void btd_args_free(struct btd_options *o);
+
+#endif

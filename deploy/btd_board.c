@@ -1,0 +1,139 @@
+/* Board probe (see btd_board.h): one shell script for busybox sh whose
+ * "key value" lines are parsed here, so a slow link costs one round trip. */
+#define _GNU_SOURCE
+#include "btd_board.h"
+
+#include "btd_elf.h"
+#include "btd_quote.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char probe_script[] =
+    "printf 'arch %s\\n' \"$(uname -m)\"\n"
+    "printf 'uname %s\\n' \"$(uname -a)\"\n"
+    "where=$base\n"
+    "if [ \"$make\" = 1 ]; then\n"
+    "  if ! e=$(mkdir -p \"$base\" 2>&1); then\n"
+    "    printf 'direrror cannot create %s: %s\\n' \"$base\" \"$(echo $e)\"\n"
+    "  elif ! d=$(umask 077 && mktemp -d \"$base/boardtrace.XXXXXX\" 2>&1); then\n"
+    "    printf 'direrror cannot create a folder in %s: %s\\n' \"$base\" \"$(echo $d)\"\n"
+    "  else\n"
+    "    chmod 700 \"$d\" && printf 'dir %s\\n' \"$d\" && where=$d\n"
+    "    printf '#!/bin/sh\\nexit 0\\n' > \"$d/.exec\" && chmod 700 \"$d/.exec\" &&\n"
+    "      if \"$d/.exec\" 2>/dev/null; then echo 'exec 1'; else echo 'exec 0'; fi\n"
+    "    rm -f \"$d/.exec\"\n"
+    "  fi\n"
+    "fi\n"
+    "printf 'df %s\\n' \"$(df -Pk \"$where\" 2>/dev/null | tail -n 1)\"\n"
+    "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port \\1/p' "
+    "/proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
+    "if [ -r /proc/self/maps ]; then echo 'maps 1'; else echo 'maps 0'; fi\n"
+    "printf 'paranoid %s\\n' \"$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)\"\n";
+
+void btd_board_parse(const char *text, struct btd_board *b)
+{
+    const char *p = text;
+    while (*p) {
+        const char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) : strlen(p);
+        char line[2048];
+        if (len >= sizeof line)
+            len = sizeof line - 1;
+        memcpy(line, p, len);
+        line[len] = '\0';
+        p += len + (nl ? 1 : 0);
+        char *sp = strchr(line, ' ');
+        const char *val = sp ? sp + 1 : "";
+        if (sp)
+            *sp = '\0';
+        if (strcmp(line, "arch") == 0)
+            snprintf(b->uname_m, sizeof b->uname_m, "%s", val);
+        else if (strcmp(line, "uname") == 0)
+            snprintf(b->uname, sizeof b->uname, "%s", val);
+        else if (strcmp(line, "dir") == 0)
+            snprintf(b->dir, sizeof b->dir, "%s", val);
+        else if (strcmp(line, "direrror") == 0)
+            snprintf(b->dir_error, sizeof b->dir_error, "%s", val);
+        else if (strcmp(line, "exec") == 0)
+            b->exec_ok = atoi(val);
+        else if (strcmp(line, "maps") == 0)
+            b->maps_readable = atoi(val) == 1;
+        else if (strcmp(line, "paranoid") == 0)
+            snprintf(b->perf_paranoid, sizeof b->perf_paranoid, "%s", val);
+        else if (strcmp(line, "port") == 0 && b->nports < BTD_BOARD_MAX_PORTS)
+            b->ports[b->nports++] = (int)strtol(val, NULL, 16);
+        else if (strcmp(line, "df") == 0) {
+            /* POSIX df: Filesystem 1024-blocks Used Available Capacity Mounted */
+            char fs[512];
+            unsigned long long blocks, used, avail;
+            if (sscanf(val, "%511s %llu %llu %llu", fs, &blocks, &used, &avail) == 4) {
+                b->free_bytes = avail * 1024;
+                b->free_known = true;
+            }
+        }
+    }
+    b->arch = btd_arch_normalize(b->uname_m);
+}
+
+int btd_board_probe(struct btd_conn *c, const char *base, bool make_dir, struct btd_board *b,
+                    char *err, size_t errlen)
+{
+    memset(b, 0, sizeof *b);
+    b->exec_ok = -1;
+    struct btd_buf cmd = {0}, out = {0}, errout = {0};
+    if (base) {
+        btd_buf_puts(&cmd, "base=");
+        btd_quote_append(&cmd, base);
+    } else {
+        btd_buf_puts(&cmd, "base=${TMPDIR:-/tmp}");
+    }
+    btd_buf_printf(&cmd, "; make=%d\n%s", make_dir ? 1 : 0, probe_script);
+    int rc = btd_ssh_exec(c, btd_buf_str(&cmd), NULL, 0, &out, &errout, 60, err, errlen);
+    if (rc == 0) {
+        btd_board_parse(btd_buf_str(&out), b);
+        if (!b->uname_m[0]) {
+            snprintf(err, errlen, "the board's shell gave no `uname -m` answer (stderr: %.200s)",
+                     btd_buf_str(&errout));
+            rc = -1;
+        }
+    } else if (rc > 0) {
+        snprintf(err, errlen, "the probe script failed on the board (exit %d): %.300s", rc,
+                 btd_buf_str(&errout));
+        rc = -1;
+    }
+    btd_buf_free(&cmd);
+    btd_buf_free(&out);
+    btd_buf_free(&errout);
+    return rc;
+}
+
+int btd_board_free_port(const struct btd_board *b)
+{
+    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid() << 8;
+    for (int tries = 0; tries < 1000; tries++) {
+        int port = 20000 + (int)(rand_r(&seed) % 40000);
+        bool used = false;
+        for (int i = 0; i < b->nports; i++)
+            used |= b->ports[i] == port;
+        if (!used)
+            return port;
+    }
+    return 20000;
+}
+
+int btd_board_remove_dir(struct btd_conn *c, const char *dir, char *err, size_t errlen)
+{
+    struct btd_buf cmd = {0}, errout = {0};
+    btd_buf_puts(&cmd, "rm -rf ");
+    btd_quote_append(&cmd, dir);
+    int rc = btd_ssh_exec(c, btd_buf_str(&cmd), NULL, 0, NULL, &errout, 60, err, errlen);
+    if (rc > 0)
+        snprintf(err, errlen, "rm -rf %s failed on the board: %.300s", dir, btd_buf_str(&errout));
+    btd_buf_free(&cmd);
+    btd_buf_free(&errout);
+    return rc == 0 ? 0 : -1;
+}

@@ -1,0 +1,45 @@
+/* What boardtrace learns about a board in one round trip: architecture,
+ * `uname -a`, a private temporary folder, free space there, TCP ports in use, and what tracing
+ * modes 3-4 need (/proc/self/maps, exec permission). */
+#ifndef BTD_BOARD_H
+#define BTD_BOARD_H
+
+#include "btd_ssh.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { BTD_BOARD_MAX_PORTS = 4096 };
+
+struct btd_board {
+    char uname_m[64];
+    const char *arch; /* normalized uname_m */
+    char uname[512];
+    char dir[1024];      /* the private folder made (mode 0700), "" if none */
+    char dir_error[600]; /* why it could not be made */
+    uint64_t free_bytes; /* in dir (or the base folder) */
+    bool free_known;
+    bool maps_readable; /* /proc/self/maps: callstack symbolization */
+    int exec_ok;        /* -1 unknown, 0 folder is noexec, 1 can run files there */
+    char perf_paranoid[16];
+    int ports[BTD_BOARD_MAX_PORTS]; /* local TCP ports in use, any state */
+    int nports;
+};
+
+/* Probes the board. base is the folder for the temporary folder (NULL: the
+ * board's ${TMPDIR:-/tmp}); make_dir creates boardtrace.XXXXXX in it.
+ * Returns 0, or -1 with err (the command itself failed). A folder that cannot
+ * be made is not an error here: dir is "" and dir_error says why. */
+int btd_board_probe(struct btd_conn *c, const char *base, bool make_dir, struct btd_board *b,
+                    char *err, size_t errlen);
+
+/* Parses the probe's output (exposed for tests). */
+void btd_board_parse(const char *text, struct btd_board *b);
+
+/* A port in 20000..59999 that nothing listens on, chosen at random. */
+int btd_board_free_port(const struct btd_board *b);
+
+/* Removes a folder made by the probe (rm -rf). Returns 0 or -1 with err. */
+int btd_board_remove_dir(struct btd_conn *c, const char *dir, char *err, size_t errlen);
+
+#endif

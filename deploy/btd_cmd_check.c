@@ -1,0 +1,87 @@
+/* `boardtrace check`: the preflight of run alone, as a report a person reads:
+ * reachability, host key, authentication, architecture, transfer, disk and
+ * what tracing modes 3-4 need on the board. */
+#define _GNU_SOURCE
+#include "btd_msg.h"
+#include "btd_ops.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void line(const char *what, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(const char *what, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    printf("  %-22s ", what);
+    vprintf(fmt, ap);
+    printf("\n");
+    va_end(ap);
+}
+
+int btd_cmd_check(const struct btd_options *o)
+{
+    struct btd_deploy d = {.o = o};
+    printf("boardtrace check %s\n", o->host);
+    fflush(stdout);
+    int status = btd_deploy_connect(&d);
+    if (status != BTD_EXIT_OK) {
+        printf("  FAILED at step: %s (exit status %d)\n", btd_exit_step(status), status);
+        btd_conn_close(&d.conn);
+        return status;
+    }
+    line("reachable", "yes, %s", d.conn.where);
+    line("host key", "%s", "verified against known_hosts");
+    line("authentication", "%s", "ok (public key)");
+    char err[600];
+    struct btd_board *b = &d.board;
+    if (btd_board_probe(&d.conn, o->remote_dir, true, b, err, sizeof err) != 0) {
+        btd_error("preflight on %s: %s", d.conn.where, err);
+        printf("  FAILED at step: %s (exit status %d)\n", btd_exit_step(BTD_EXIT_BOARD),
+               BTD_EXIT_BOARD);
+        btd_conn_close(&d.conn);
+        return BTD_EXIT_BOARD;
+    }
+    char arch[700];
+    snprintf(arch, sizeof arch, "%s (%s)", b->uname_m, b->uname);
+    line("architecture", "%s", arch);
+    bool sftp = !o->no_sftp && btd_conn_sftp(&d.conn);
+    line("transfer", "%s",
+         sftp ? "SFTP" : "no SFTP: streaming over exec channels (cat), verified the same way");
+    if (b->dir[0]) {
+        char dir[1200];
+        snprintf(dir, sizeof dir, "%s (mode 0700, %s)", b->dir,
+                 b->exec_ok == 1   ? "programs run there"
+                 : b->exec_ok == 0 ? "NOT executable: noexec mount"
+                                   : "exec not tested");
+        line("temporary folder", "%s", dir);
+    } else {
+        line("temporary folder", "FAILED: %s", b->dir_error);
+        status = BTD_EXIT_BOARD;
+    }
+    if (b->free_known) {
+        char s[32];
+        btd_format_size((double)b->free_bytes, s, sizeof s);
+        line("free disk", "%s", s);
+    } else {
+        line("free disk", "%s", "unknown (df gave no answer)");
+    }
+    char tracing[200];
+    snprintf(tracing, sizeof tracing, "/proc/self/maps %s; kernel.perf_event_paranoid %s",
+             b->maps_readable ? "readable (callstacks can be symbolized)" : "NOT readable",
+             b->perf_paranoid[0] ? b->perf_paranoid : "unknown");
+    line("tracing modes 3-4", "%s", tracing);
+    if (!b->maps_readable)
+        status = status ? status : BTD_EXIT_BOARD;
+    if (b->exec_ok == 0)
+        status = BTD_EXIT_BOARD;
+    char ports[64];
+    snprintf(ports, sizeof ports, "%d local TCP ports in use", b->nports);
+    line("network", "%s", ports);
+    btd_deploy_cleanup(&d, false);
+    printf("  %s\n", status == BTD_EXIT_OK ? "ready for boardtrace run" : "NOT ready");
+    btd_conn_close(&d.conn);
+    return status;
+}

@@ -1,0 +1,297 @@
+/* `boardtrace run`: preflight, upload, capture on the board, pull, record,
+ * summary. The exit status names the first step that failed. */
+#define _GNU_SOURCE
+#include "btd_json.h"
+#include "btd_msg.h"
+#include "btd_ops.h"
+#include "btd_session.h"
+
+#include <boardtrace/config.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct run_result {
+    int status;
+    bool pulled;
+    uint64_t trace_size;
+    char trace_sha[65];
+    const char *output;
+    char record_path[4096];
+};
+
+static void binary_json(struct btd_json *j, const char *key, const struct btd_binary *b)
+{
+    btd_json_begin_object(j, key);
+    btd_json_string(j, "path", b->path);
+    btd_json_string(j, "arch", b->arch);
+    btd_json_int(j, "size", (int64_t)b->size);
+    btd_json_string(j, "sha256", b->sha[0] ? b->sha : NULL);
+    btd_json_string(j, "toolchain", b->toolchain[0] ? b->toolchain : NULL);
+    btd_json_end_object(j);
+}
+
+/* Every "Key: value" line the capture printed, for the record. */
+static void capture_stats_json(struct btd_json *j, const char *log)
+{
+    btd_json_begin_object(j, "statistics");
+    struct btd_buf seen = {0};
+    for (const char *p = log; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        const char *end = nl ? nl : p + strlen(p);
+        const char *line = p;
+        for (const char *q = p; q < end; q++)
+            if (*q == '\r')
+                line = q + 1;
+        const char *colon = memchr(line, ':', (size_t)(end - line));
+        if (colon && colon > line && colon - line < 40 && colon + 1 < end && colon[1] == ' ') {
+            char key[48], val[256];
+            snprintf(key, sizeof key, "%.*s", (int)(colon - line), line);
+            bool plain = strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz "
+                                     "0123456789_-") == strlen(key);
+            char marker[64];
+            snprintf(marker, sizeof marker, "\n%s\n", key);
+            if (plain && !strstr(btd_buf_str(&seen), marker) &&
+                btd_capture_stat(log, key, val, sizeof val)) {
+                btd_json_string(j, key, val);
+                btd_buf_puts(&seen, marker);
+            }
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    btd_buf_free(&seen);
+    btd_json_end_object(j);
+}
+
+static int write_record(const struct btd_deploy *d, const struct btd_session *s,
+                        const struct run_result *r)
+{
+    const struct btd_options *o = d->o;
+    struct btd_json j = {0};
+    btd_json_begin_object(&j, NULL);
+    btd_json_string(&j, "record", "boardtrace run");
+    btd_json_begin_object(&j, "boardtrace");
+    btd_json_string(&j, "version", BT_VERSION_STRING);
+    btd_json_string(&j, "libssh", ssh_version(0));
+    btd_json_string(&j, "compiler", BT_BUILD_COMPILER);
+    btd_json_begin_object(&j, "build_options");
+    btd_json_bool(&j, "ENABLE_TRACY", BT_ENABLE_TRACY);
+    btd_json_bool(&j, "RUNTIME_TRACING", BT_RUNTIME_TRACING);
+    btd_json_int(&j, "TRACING_MODE", BT_TRACING_MODE);
+    btd_json_bool(&j, "NO_POINTER_COMPRESSION", BT_NO_POINTER_COMPRESSION);
+    btd_json_int(&j, "TRACING_CALLSTACK_DEPTH", BT_CALLSTACK_DEPTH);
+    btd_json_end_object(&j);
+    btd_json_end_object(&j);
+    btd_json_begin_object(&j, "board");
+    btd_json_string(&j, "host", d->conn.where);
+    btd_json_string(&j, "uname", d->board.uname[0] ? d->board.uname : NULL);
+    btd_json_string(&j, "arch", d->board.uname_m[0] ? d->board.uname_m : NULL);
+    btd_json_string(&j, "transfer", d->conn.sftp_state > 0 ? "sftp" : "exec");
+    btd_json_string(&j, "folder", d->board.dir[0] ? d->board.dir : NULL);
+    btd_json_end_object(&j);
+    binary_json(&j, "program", &d->program);
+    btd_json_begin_array(&j, "arguments");
+    for (int i = 0; i < o->arg_count; i++)
+        btd_json_string(&j, NULL, o->args[i]);
+    btd_json_end_array(&j);
+    btd_json_begin_object(&j, "environment");
+    for (int i = 0; i < o->env_count; i++) {
+        const char *eq = strchr(o->env[i], '=');
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(eq - o->env[i]), o->env[i]);
+        btd_json_string(&j, name, eq + 1);
+    }
+    btd_json_end_object(&j);
+    btd_json_begin_object(&j, "capture");
+    btd_json_string(&j, "path", d->capture.path);
+    btd_json_string(&j, "sha256", d->capture.sha[0] ? d->capture.sha : NULL);
+    btd_json_string(&j, "toolchain", d->capture.toolchain[0] ? d->capture.toolchain : NULL);
+    btd_json_int(&j, "tracy_port", s->port);
+    btd_json_int(&j, "seconds_limit", o->seconds);
+    if (s->capture_exited)
+        btd_json_int(&j, "exit_status", s->capture_exit);
+    else
+        btd_json_null(&j, "exit_status");
+    capture_stats_json(&j, btd_buf_str(&s->capture_log));
+    btd_json_end_object(&j);
+    btd_json_begin_object(&j, "trace");
+    btd_json_string(&j, "path", r->pulled ? r->output : NULL);
+    btd_json_int(&j, "size", r->pulled ? (int64_t)r->trace_size : 0);
+    btd_json_string(&j, "sha256", r->pulled ? r->trace_sha : NULL);
+    btd_json_end_object(&j);
+    if (s->program_exited)
+        btd_json_int(&j, "program_exit_status", s->program_exit);
+    else
+        btd_json_null(&j, "program_exit_status");
+    btd_json_begin_object(&j, "seconds");
+    double t0 = d->t_start;
+    btd_json_double(&j, "preflight", d->t_preflight ? d->t_preflight - t0 : 0);
+    btd_json_double(&j, "upload", d->t_upload ? d->t_upload - d->t_preflight : 0);
+    btd_json_double(&j, "run", d->t_run ? d->t_run - d->t_upload : 0);
+    btd_json_double(&j, "pull", d->t_pull ? d->t_pull - d->t_run : 0);
+    btd_json_double(&j, "total", btd_now() - t0);
+    btd_json_end_object(&j);
+    btd_json_int(&j, "exit_status", r->status);
+    btd_json_string(&j, "exit_step", btd_exit_step(r->status));
+    btd_json_end_object(&j);
+
+    char tmp[4200];
+    snprintf(tmp, sizeof tmp, "%s.tmp", r->record_path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fwrite(j.out.data, 1, j.out.len, f) == j.out.len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, r->record_path) != 0)
+        ok = 0;
+    if (!ok) {
+        btd_error("cannot write the record %s: %s", r->record_path, strerror(errno));
+        unlink(tmp);
+    }
+    btd_buf_free(&j.out);
+    return ok ? BTD_EXIT_OK : BTD_EXIT_OUTPUT;
+}
+
+static void print_summary(const struct btd_deploy *d, const struct btd_session *s,
+                          const struct run_result *r)
+{
+    char size[32], val[128];
+    btd_format_size((double)r->trace_size, size, sizeof size);
+    const char *events = btd_capture_stat(btd_buf_str(&s->capture_log), "Events", val, sizeof val);
+    if (!events)
+        events = btd_capture_stat(btd_buf_str(&s->capture_log), "Zones", val, sizeof val);
+    printf("\nboardtrace run summary\n");
+    printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
+    printf("  events    %s\n", events ? events : "(the capture did not say)");
+    char span[128];
+    const char *duration =
+        btd_capture_stat(btd_buf_str(&s->capture_log), "Time span", span, sizeof span);
+    printf("  duration  %s\n", duration ? duration : "(the capture did not say)");
+    printf("  trace     %s (%s, %" PRIu64 " bytes, SHA-256 verified)\n", r->output, size,
+           r->trace_size);
+    printf("  record    %s\n", r->record_path);
+    if (s->program_exited)
+        printf("  program   exit status %d\n", s->program_exit);
+    printf("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
+           btd_now() - d->t_start, d->t_preflight - d->t_start, d->t_upload - d->t_preflight,
+           d->t_run - d->t_upload, d->t_pull - d->t_run);
+}
+
+static char *default_output(const char *program)
+{
+    char *copy = btd_xstrdup(program);
+    struct btd_buf b = {0};
+    btd_buf_printf(&b, "%s.tracy", basename(copy));
+    free(copy);
+    return b.data;
+}
+
+int btd_cmd_run(const struct btd_options *o)
+{
+    struct btd_deploy d = {.o = o, .t_start = btd_now()};
+    struct btd_session s = {.trace_size = -1};
+    struct run_result r = {0};
+    char *owned_output = NULL;
+
+    int status = btd_binary_load(&d.program, o->program, "program");
+    if (status != BTD_EXIT_OK)
+        return status;
+    /* Without --capture the default one is chosen for the board's
+     * architecture once it is known (btd_deploy_prepare). */
+    d.want_capture = true;
+    if (o->capture) {
+        snprintf(d.capture_path, sizeof d.capture_path, "%s", o->capture);
+        if ((status = btd_binary_load(&d.capture, d.capture_path, "capture")) != BTD_EXIT_OK)
+            return status;
+        d.has_capture = true;
+    }
+    r.output = o->output ? o->output : (owned_output = default_output(o->program));
+    snprintf(r.record_path, sizeof r.record_path, "%s.json", r.output);
+    {
+        char *copy = btd_xstrdup(r.output);
+        const char *dir = dirname(copy);
+        if (access(dir, W_OK) != 0) {
+            btd_error("cannot write the trace into %s: %s", dir, strerror(errno));
+            free(copy);
+            free(owned_output);
+            return BTD_EXIT_OUTPUT;
+        }
+        free(copy);
+    }
+    btd_install_signals();
+
+    status = btd_deploy_connect(&d);
+    if (status == BTD_EXIT_OK)
+        status = btd_deploy_prepare(&d);
+    bool leave = false; /* keep the board's folder for a later fetch */
+    if (status == BTD_EXIT_OK) {
+        int port = btd_board_free_port(&d.board);
+        status = btd_session_start(&s, &d, d.capture.name, port);
+        if (status == BTD_EXIT_OK)
+            status = btd_session_wait(&s);
+        d.t_run = btd_now();
+        if (status == BTD_EXIT_INTERRUPTED)
+            leave = true;
+        if (status == BTD_EXIT_OK) {
+            if (s.capture_failed) {
+                btd_error("the capture %s exited at once with status %d on %s (see its output "
+                          "above)",
+                          d.capture.name, s.capture_start_status, d.conn.where);
+                status = BTD_EXIT_START;
+            } else if (s.not_ready && !btd_interrupted) {
+                btd_error("the program %s did not open its tracing port %d within %d s%s; is it "
+                          "built with tracing (ENABLE_TRACY=ON)? Raise --ready-timeout for "
+                          "slow starts",
+                          d.program.name, s.port, o->ready_timeout,
+                          s.program_exited ? " and exited" : "");
+                status = BTD_EXIT_START;
+            } else if (s.trace_size < 0) {
+                btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);
+                status = BTD_EXIT_CAPTURE;
+            }
+        }
+        if (status == BTD_EXIT_OK ||
+            (status == BTD_EXIT_INTERRUPTED && s.trace_size >= 0 && btd_interrupted < 2)) {
+            char remote[1200];
+            snprintf(remote, sizeof remote, "%s/trace.tracy", d.board.dir);
+            int pull =
+                btd_pull(&d.conn, &d.xo, remote, r.output, false, &r.trace_size, r.trace_sha);
+            d.t_pull = btd_now();
+            if (pull == BTD_EXIT_OK) {
+                r.pulled = true;
+                if (s.capture_exited && s.capture_exit != 0) {
+                    btd_warn("the capture exited with status %d; its trace was kept",
+                             s.capture_exit);
+                    status = BTD_EXIT_CAPTURE;
+                } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0) {
+                    status = BTD_EXIT_PROGRAM;
+                }
+            } else {
+                status = pull;
+                leave = true;
+                btd_note("resume with: boardtrace fetch --host '%s' -o '%s' '%s'", o->host,
+                         r.output, remote);
+            }
+        }
+    }
+    if (d.conn.session && ssh_is_connected(d.conn.session))
+        btd_deploy_cleanup(&d, o->keep || leave);
+    else if (d.board.dir[0])
+        btd_note("the board's folder %s was left in place", d.board.dir);
+    if (d.board.uname_m[0] || status != BTD_EXIT_OK) {
+        r.status = status;
+        if (write_record(&d, &s, &r) != BTD_EXIT_OK && status == BTD_EXIT_OK)
+            status = BTD_EXIT_OUTPUT;
+    }
+    if (r.pulled)
+        print_summary(&d, &s, &r);
+    if (status != BTD_EXIT_OK)
+        btd_note("failed at step: %s (exit status %d)", btd_exit_step(status), status);
+    btd_session_free(&s);
+    btd_conn_close(&d.conn);
+    free(owned_output);
+    return status;
+}

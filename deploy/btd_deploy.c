@@ -1,0 +1,292 @@
+/* Steps shared by run and live (see btd_ops.h): everything up to a verified,
+ * executable program (and capture) in a private folder on the board. */
+#define _GNU_SOURCE
+#include "btd_msg.h"
+#include "btd_ops.h"
+#include "btd_quote.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#ifndef BTD_SOURCE_DIR
+#define BTD_SOURCE_DIR ""
+#endif
+#ifndef BTD_INSTALL_PREFIX
+#define BTD_INSTALL_PREFIX "/usr/local"
+#endif
+
+/* Room asked for beyond the uploads: the trace and the capture's buffers. */
+enum { SPACE_MARGIN = 4 << 20 };
+
+volatile sig_atomic_t btd_interrupted;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    if (btd_interrupted < 2)
+        btd_interrupted++;
+}
+
+void btd_install_signals(void)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+/* A board file name from a local one: letters, digits, '.', '_' and '-'. */
+static void board_name(const char *path, const char *prefix, char *out, size_t outlen)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    snprintf(out, outlen, "%s%s", prefix, base[0] ? base : "program");
+    for (char *p = out; *p; p++) {
+        bool ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+                  (*p >= '0' && *p <= '9') || *p == '.' || *p == '_' || *p == '-';
+        if (!ok)
+            *p = '_';
+    }
+    if (out[0] == '.' || out[0] == '-')
+        out[0] = '_';
+}
+
+int btd_binary_load(struct btd_binary *b, const char *path, const char *role)
+{
+    memset(b, 0, sizeof *b);
+    b->path = path;
+    char err[400];
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        btd_error("%s %s: cannot read: %s", role, path, strerror(errno));
+        return BTD_EXIT_LOCAL;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        btd_error("%s %s: expected a regular file", role, path);
+        return BTD_EXIT_LOCAL;
+    }
+    if (btd_elf_read(path, &b->elf, err, sizeof err) != 0) {
+        btd_error("%s %s", role, err);
+        return BTD_EXIT_LOCAL;
+    }
+    b->arch = btd_elf_arch(&b->elf);
+    if (!b->arch) {
+        btd_error("%s %s: ELF machine %u is not one boardtrace knows (riscv64, aarch64, x86_64, "
+                  "arm, i386)",
+                  role, path, b->elf.machine);
+        return BTD_EXIT_LOCAL;
+    }
+    b->size = (uint64_t)st.st_size;
+    btd_elf_comment(path, b->toolchain, sizeof b->toolchain);
+    return BTD_EXIT_OK;
+}
+
+int btd_find_capture(const char *arch, char *out, size_t outlen)
+{
+    char tried[6][1200];
+    int n = 0;
+    const char *env = getenv("BOARDTRACE_CAPTURE_DIR");
+    if (env && env[0])
+        snprintf(tried[n++], sizeof tried[0], "%s/%s/boardtrace-capture", env, arch);
+    if (BTD_SOURCE_DIR[0])
+        snprintf(tried[n++], sizeof tried[0], "%s/build/%s/tools/capture/boardtrace-capture",
+                 BTD_SOURCE_DIR, arch);
+    char exe[1024];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = '\0';
+        snprintf(tried[n++], sizeof tried[0], "%s/../share/boardtrace/%s/boardtrace-capture",
+                 dirname(exe), arch);
+    }
+    snprintf(tried[n++], sizeof tried[0], "%s/share/boardtrace/%s/boardtrace-capture",
+             BTD_INSTALL_PREFIX, arch);
+    for (int i = 0; i < n; i++) {
+        if (access(tried[i], R_OK) == 0) {
+            snprintf(out, outlen, "%s", tried[i]);
+            return BTD_EXIT_OK;
+        }
+    }
+    struct btd_buf list = {0};
+    for (int i = 0; i < n; i++)
+        btd_buf_printf(&list, "\n  %s", tried[i]);
+    btd_error("no capture for %s given and none found; looked in:%s\nbuild one "
+              "(cmake --preset %s with ENABLE_TRACY=ON) or give --capture PATH",
+              arch, btd_buf_str(&list), arch);
+    btd_buf_free(&list);
+    return BTD_EXIT_LOCAL;
+}
+
+int btd_deploy_connect(struct btd_deploy *d)
+{
+    const struct btd_options *o = d->o;
+    struct btd_connect_options co = {
+        .target = o->host,
+        .identity = o->identity,
+        .known_hosts = o->known_hosts,
+        .ssh_config = o->ssh_config,
+        .accept_new_host_key = o->accept_new_host_key,
+        .timeout_s = 20,
+    };
+    d->xo.no_sftp = o->no_sftp;
+    d->xo.idle_timeout_s = 60;
+    return btd_conn_open(&d->conn, &co);
+}
+
+static int verify_uploads(struct btd_deploy *d)
+{
+    struct btd_binary *bins[2] = {&d->program, d->has_capture ? &d->capture : NULL};
+    struct btd_buf cmd = {0}, out = {0}, errout = {0};
+    btd_buf_puts(&cmd, "cd ");
+    btd_quote_append(&cmd, d->board.dir);
+    btd_buf_puts(&cmd, " && chmod 700");
+    for (int i = 0; i < 2; i++) {
+        if (bins[i]) {
+            btd_buf_puts(&cmd, " ");
+            btd_quote_append(&cmd, bins[i]->name);
+        }
+    }
+    btd_buf_puts(&cmd, " && sha256sum");
+    for (int i = 0; i < 2; i++) {
+        if (bins[i]) {
+            btd_buf_puts(&cmd, " ");
+            btd_quote_append(&cmd, bins[i]->name);
+        }
+    }
+    char err[600];
+    int rc =
+        btd_ssh_exec(&d->conn, btd_buf_str(&cmd), NULL, 0, &out, &errout, 120, err, sizeof err);
+    int status = BTD_EXIT_OK;
+    if (rc != 0) {
+        btd_error("verifying the uploads on %s failed: %s", d->conn.where,
+                  rc < 0 ? err : btd_buf_str(&errout));
+        status = BTD_EXIT_UPLOAD;
+    }
+    const char *p = btd_buf_str(&out);
+    for (int i = 0; i < 2 && status == BTD_EXIT_OK; i++) {
+        if (!bins[i])
+            continue;
+        char hex[65] = "";
+        if (sscanf(p, "%64[0-9a-f]", hex) != 1 || strcmp(hex, bins[i]->sha) != 0) {
+            btd_error("upload of %s is corrupt: SHA-256 on the host %s, on the board %s",
+                      bins[i]->path, bins[i]->sha, hex[0] ? hex : "(none)");
+            status = BTD_EXIT_UPLOAD;
+        }
+        const char *nl = strchr(p, '\n');
+        p = nl ? nl + 1 : "";
+    }
+    btd_buf_free(&cmd);
+    btd_buf_free(&out);
+    btd_buf_free(&errout);
+    return status;
+}
+
+int btd_deploy_prepare(struct btd_deploy *d)
+{
+    char err[600];
+    struct btd_board *b = &d->board;
+    if (btd_board_probe(&d->conn, d->o->remote_dir, true, b, err, sizeof err) != 0) {
+        btd_error("preflight on %s: %s", d->conn.where, err);
+        return BTD_EXIT_BOARD;
+    }
+    btd_note("board %s: %s, %s", d->conn.where, b->uname_m, b->uname);
+    int status = BTD_EXIT_OK;
+    if (d->want_capture && !d->has_capture) {
+        status = btd_find_capture(b->arch, d->capture_path, sizeof d->capture_path);
+        if (status == BTD_EXIT_OK)
+            status = btd_binary_load(&d->capture, d->capture_path, "capture");
+        d->has_capture = status == BTD_EXIT_OK;
+    }
+    const struct btd_binary *wrong = strcmp(b->arch, d->program.arch) != 0 ? &d->program
+                                     : d->has_capture && strcmp(b->arch, d->capture.arch) != 0
+                                         ? &d->capture
+                                         : NULL;
+    if (status != BTD_EXIT_OK) {
+        /* The default capture was not found; already said where we looked. */
+    } else if (wrong) {
+        btd_error("architecture mismatch: the board %s is %s (uname -m: %s) but the %s %s is "
+                  "built for %s (ELF machine %u); nothing was uploaded",
+                  d->conn.where, b->arch, b->uname_m, wrong == &d->program ? "program" : "capture",
+                  wrong->path, wrong->arch, wrong->elf.machine);
+        status = BTD_EXIT_BOARD;
+    } else if (!b->dir[0]) {
+        btd_error("no private folder on %s: %s", d->conn.where,
+                  b->dir_error[0] ? b->dir_error : "mktemp -d gave no answer");
+        return BTD_EXIT_BOARD;
+    } else if (b->exec_ok == 0) {
+        btd_error("files in %s on %s cannot be executed (noexec mount?); choose another folder "
+                  "with --remote-dir",
+                  b->dir, d->conn.where);
+        status = BTD_EXIT_BOARD;
+    } else {
+        uint64_t need = d->program.size + (d->has_capture ? d->capture.size : 0) + SPACE_MARGIN;
+        if (b->free_known && b->free_bytes < need) {
+            char s_need[32], s_free[32];
+            btd_format_size((double)need, s_need, sizeof s_need);
+            btd_format_size((double)b->free_bytes, s_free, sizeof s_free);
+            btd_error("not enough space in %s on %s: need %s (program, capture and 4 MiB for "
+                      "the trace), found %s free",
+                      b->dir, d->conn.where, s_need, s_free);
+            status = BTD_EXIT_BOARD;
+        }
+    }
+    if (status != BTD_EXIT_OK) {
+        if (b->dir[0] && btd_board_remove_dir(&d->conn, b->dir, err, sizeof err) != 0)
+            btd_warn("%s", err);
+        b->dir[0] = '\0';
+        return status;
+    }
+    d->t_preflight = btd_now();
+    btd_debug("private folder %s", b->dir);
+
+    board_name(d->program.path, "", d->program.name, sizeof d->program.name);
+    snprintf(d->program.remote, sizeof d->program.remote, "%s/%s", b->dir, d->program.name);
+    if (d->has_capture) {
+        board_name(d->capture.path, "", d->capture.name, sizeof d->capture.name);
+        if (strcmp(d->capture.name, d->program.name) == 0 ||
+            strcmp(d->capture.name, "trace.tracy") == 0)
+            board_name(d->capture.path, "capture-", d->capture.name, sizeof d->capture.name);
+        snprintf(d->capture.remote, sizeof d->capture.remote, "%s/%s", b->dir, d->capture.name);
+    }
+    struct btd_binary *bins[2] = {&d->program, d->has_capture ? &d->capture : NULL};
+    for (int i = 0; i < 2; i++) {
+        if (!bins[i])
+            continue;
+        char label[160];
+        snprintf(label, sizeof label, "upload %.120s", bins[i]->name);
+        if (btd_upload(&d->conn, &d->xo, bins[i]->path, bins[i]->remote, label, bins[i]->sha, err,
+                       sizeof err) != 0) {
+            btd_error("upload of %s to %s failed: %s", bins[i]->path, d->conn.where, err);
+            return BTD_EXIT_UPLOAD;
+        }
+        if (btd_interrupted)
+            return BTD_EXIT_INTERRUPTED;
+    }
+    status = verify_uploads(d);
+    if (status == BTD_EXIT_OK)
+        btd_note("uploaded and verified (SHA-256) over %s", d->conn.sftp ? "SFTP" : "exec channel");
+    d->t_upload = btd_now();
+    return status;
+}
+
+void btd_deploy_cleanup(struct btd_deploy *d, bool keep)
+{
+    if (!d->board.dir[0])
+        return;
+    if (keep) {
+        btd_note("kept %s on %s", d->board.dir, d->conn.where);
+        return;
+    }
+    char err[600];
+    if (btd_board_remove_dir(&d->conn, d->board.dir, err, sizeof err) != 0)
+        btd_warn("cleanup: %s", err);
+    else
+        btd_debug("removed %s", d->board.dir);
+}

@@ -1,0 +1,173 @@
+/* ELF header parsing and architecture names (see btd_elf.h). Only the fixed
+ * part of the header is read; nothing else of the file matters here. */
+#define _GNU_SOURCE
+#include "btd_elf.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <stdio.h>
+#include <string.h>
+
+enum {
+    ELF_HEADER_MIN = 20, /* e_ident (16) + e_type (2) + e_machine (2) */
+    EM_386 = 3,
+    EM_ARM = 40,
+    EM_X86_64 = 62,
+    EM_AARCH64 = 183,
+    EM_RISCV = 243,
+};
+
+int btd_elf_parse(const unsigned char *data, size_t len, struct btd_elf_info *info, char *err,
+                  size_t errlen)
+{
+    if (len < 4 || memcmp(data, "\177ELF", 4) != 0) {
+        snprintf(err, errlen, "not an ELF file (expected bytes 7f 45 4c 46, found %zu bytes%s)",
+                 len, len >= 4 ? " starting differently" : "");
+        return -1;
+    }
+    if (len < ELF_HEADER_MIN) {
+        snprintf(err, errlen, "truncated ELF header (expected at least %d bytes, found %zu)",
+                 ELF_HEADER_MIN, len);
+        return -1;
+    }
+    if (data[4] != 1 && data[4] != 2) {
+        snprintf(err, errlen, "bad ELF class %u at offset 4 (expected 1 or 2)", data[4]);
+        return -1;
+    }
+    if (data[5] != 1 && data[5] != 2) {
+        snprintf(err, errlen, "bad ELF data encoding %u at offset 5 (expected 1 or 2)", data[5]);
+        return -1;
+    }
+    info->bits = data[4] == 1 ? 32 : 64;
+    info->little = data[5] == 1;
+    if (info->little) {
+        info->type = (uint16_t)(data[16] | data[17] << 8);
+        info->machine = (uint16_t)(data[18] | data[19] << 8);
+    } else {
+        info->type = (uint16_t)(data[17] | data[16] << 8);
+        info->machine = (uint16_t)(data[19] | data[18] << 8);
+    }
+    return 0;
+}
+
+int btd_elf_read(const char *path, struct btd_elf_info *info, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char head[64];
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    char why[160];
+    if (btd_elf_parse(head, n, info, why, sizeof why) != 0) {
+        snprintf(err, errlen, "%s: %s", path, why);
+        return -1;
+    }
+    return 0;
+}
+
+static uint64_t get(const unsigned char *p, int size, int little)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < size; i++)
+        v |= (uint64_t)p[little ? i : size - 1 - i] << (8 * i);
+    return v;
+}
+
+static int read_at(FILE *f, uint64_t off, void *buf, size_t len)
+{
+    if (fseeko(f, (off_t)off, SEEK_SET) != 0)
+        return -1;
+    return fread(buf, 1, len, f) == len ? 0 : -1;
+}
+
+int btd_elf_comment(const char *path, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char h[64], sh[64];
+    struct btd_elf_info info;
+    char why[160];
+    int rc = -1;
+    size_t n = fread(h, 1, sizeof h, f);
+    if (btd_elf_parse(h, n, &info, why, sizeof why) != 0 || n < (info.bits == 64 ? 64u : 52u))
+        goto done;
+    int w = info.bits == 64 ? 8 : 4, le = info.little;
+    uint64_t shoff = get(h + (w == 8 ? 0x28 : 0x20), w, le);
+    unsigned shentsize = (unsigned)get(h + (w == 8 ? 0x3a : 0x2e), 2, le);
+    unsigned shnum = (unsigned)get(h + (w == 8 ? 0x3c : 0x30), 2, le);
+    unsigned shstrndx = (unsigned)get(h + (w == 8 ? 0x3e : 0x32), 2, le);
+    if (!shoff || shentsize < (w == 8 ? 64u : 40u) || shstrndx >= shnum || shnum > 4096)
+        goto done;
+    /* sh_name at 0, sh_offset at 0x18 (64) / 0x10 (32), sh_size next. */
+    unsigned off_at = w == 8 ? 0x18 : 0x10;
+    if (read_at(f, shoff + (uint64_t)shstrndx * shentsize, sh, shentsize > 64 ? 64 : shentsize))
+        goto done;
+    uint64_t stroff = get(sh + off_at, w, le);
+    for (unsigned i = 0; i < shnum; i++) {
+        if (read_at(f, shoff + (uint64_t)i * shentsize, sh, shentsize > 64 ? 64 : shentsize))
+            goto done;
+        char name[16] = {0};
+        if (read_at(f, stroff + get(sh, 4, le), name, 9) != 0 || memcmp(name, ".comment", 9))
+            continue;
+        uint64_t size = get(sh + off_at + w, w, le);
+        if (size == 0 || size > 65536)
+            goto done;
+        char *data = malloc(size + 1);
+        if (!data || read_at(f, get(sh + off_at, w, le), data, size) != 0) {
+            free(data);
+            goto done;
+        }
+        data[size] = '\0';
+        size_t used = 0;
+        for (uint64_t p = 0; p < size; p += strlen(data + p) + 1) {
+            if (!data[p] || strstr(out, data + p))
+                continue;
+            int k = snprintf(out + used, outlen - used, "%s%s", used ? "; " : "", data + p);
+            if (k < 0 || (size_t)k >= outlen - used)
+                break;
+            used += (size_t)k;
+        }
+        free(data);
+        rc = out[0] ? 0 : -1;
+        goto done;
+    }
+done:
+    fclose(f);
+    return rc;
+}
+
+const char *btd_elf_arch(const struct btd_elf_info *info)
+{
+    switch (info->machine) {
+    case EM_RISCV:
+        return info->bits == 64 ? "riscv64" : "riscv32";
+    case EM_AARCH64:
+        return "aarch64";
+    case EM_X86_64:
+        return "x86_64";
+    case EM_ARM:
+        return "arm";
+    case EM_386:
+        return "i386";
+    default:
+        return NULL;
+    }
+}
+
+const char *btd_arch_normalize(const char *m)
+{
+    if (strcmp(m, "arm64") == 0)
+        return "aarch64";
+    if (strncmp(m, "armv", 4) == 0 || strcmp(m, "arm") == 0)
+        return "arm";
+    if (strcmp(m, "amd64") == 0)
+        return "x86_64";
+    if (strcmp(m, "i486") == 0 || strcmp(m, "i586") == 0 || strcmp(m, "i686") == 0)
+        return "i386";
+    return m;
+}

@@ -1,0 +1,67 @@
+/* The four operations of the CLI and the steps run and live share: local
+ * checks, connecting, the board probe and architecture check, uploading with
+ * verification. Each returns an exit status from btd_msg.h. */
+#ifndef BTD_OPS_H
+#define BTD_OPS_H
+
+#include "btd_args.h"
+#include "btd_board.h"
+#include "btd_elf.h"
+#include "btd_ssh.h"
+#include "btd_xfer.h"
+
+#include <signal.h>
+
+/* A local binary to put on the board. */
+struct btd_binary {
+    const char *path;
+    const char *arch;
+    struct btd_elf_info elf;
+    char toolchain[256];
+    uint64_t size;
+    char name[128];    /* file name on the board */
+    char remote[1200]; /* full path on the board */
+    char sha[65];
+};
+
+/* State shared by the steps of run and live. */
+struct btd_deploy {
+    const struct btd_options *o;
+    struct btd_conn conn;
+    struct btd_board board;
+    struct btd_xfer_options xo;
+    struct btd_binary program;
+    struct btd_binary capture;
+    bool has_capture;  /* capture loaded (run) */
+    bool want_capture; /* run: find the default capture for the board if not loaded */
+    char capture_path[4096];
+    double t_start, t_preflight, t_upload, t_run, t_pull;
+};
+
+int btd_cmd_run(const struct btd_options *o);
+int btd_cmd_live(const struct btd_options *o);
+int btd_cmd_fetch(const struct btd_options *o);
+int btd_cmd_check(const struct btd_options *o);
+
+/* Reads a binary's ELF header (and size, toolchain). */
+int btd_binary_load(struct btd_binary *b, const char *path, const char *role);
+
+/* Finds the default capture for ARCH (search order in --help); fills path
+ * storage in out. Returns 0, or BTD_EXIT_LOCAL after naming where it looked. */
+int btd_find_capture(const char *arch, char *out, size_t outlen);
+
+/* Connects with the connection options of o. */
+int btd_deploy_connect(struct btd_deploy *d);
+
+/* Probe with a private folder, architecture and space checks, upload of the
+ * program (and capture), verification on the board, chmod. */
+int btd_deploy_prepare(struct btd_deploy *d);
+
+/* Removes the board folder unless --keep (says so either way). */
+void btd_deploy_cleanup(struct btd_deploy *d, bool keep);
+
+/* Set by SIGINT/SIGTERM: 1 once (stop gently), 2 twice (give up). */
+extern volatile sig_atomic_t btd_interrupted;
+void btd_install_signals(void);
+
+#endif

@@ -1,0 +1,26 @@
+/* The board-side supervisor of `boardtrace run` and `live`: a busybox sh
+ * script that starts the capture, then the program, checks readiness, bounds
+ * every wait, and reports on stderr with tagged lines. */
+#ifndef BTD_RUN_H
+#define BTD_RUN_H
+
+#include "btd_buf.h"
+
+struct btd_supervisor {
+    const char *dir;     /* private folder on the board */
+    const char *token;   /* tag of report lines: "<token> <event> ..." */
+    const char *program; /* file name in dir */
+    char *const *args;
+    int arg_count;
+    const char *const *env; /* NAME=VALUE, names already validated */
+    int env_count;
+    const char *capture; /* file name in dir, NULL for live (no capture) */
+    int port;            /* TRACY_PORT */
+    int seconds;         /* capture -s, 0 none */
+    int ready_timeout;   /* seconds for the program to listen on port */
+};
+
+/* Appends the script to cmd. Every value from the user is quoted. */
+void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s);
+
+#endif

@@ -1,0 +1,247 @@
+/* Host side of the supervisor (see btd_session.h). One poll loop serves the
+ * SSH socket and, for live, the local forwarding sockets. */
+#define _GNU_SOURCE
+#include "btd_session.h"
+
+#include "btd_msg.h"
+#include "btd_quote.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The supervisor reports every 5 s; this much silence means it is gone. */
+enum { SILENCE_LIMIT_S = 30 };
+
+static void make_token(char *out, size_t outlen)
+{
+    unsigned char r[8] = {0};
+    int fd = open("/dev/urandom", O_RDONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (read(fd, r, sizeof r) != (ssize_t)sizeof r)
+            memset(r, 0x5a, sizeof r);
+        close(fd);
+    }
+    snprintf(out, outlen, "@bt-%02x%02x%02x%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4],
+             r[5], r[6], r[7]);
+}
+
+int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *capture_name,
+                      int port)
+{
+    s->d = d;
+    s->port = port;
+    s->trace_size = -1;
+    make_token(s->token, sizeof s->token);
+    const struct btd_options *o = d->o;
+    struct btd_supervisor sup = {
+        .dir = d->board.dir,
+        .token = s->token,
+        .program = d->program.name,
+        .args = o->args,
+        .arg_count = o->arg_count,
+        .env = o->env,
+        .env_count = o->env_count,
+        .capture = capture_name,
+        .port = port,
+        .seconds = o->seconds,
+        .ready_timeout = o->ready_timeout,
+    };
+    struct btd_buf cmd = {0};
+    btd_supervisor_script(&cmd, &sup);
+    s->ch = ssh_channel_new(d->conn.session);
+    int rc = BTD_EXIT_OK;
+    if (!s->ch || ssh_channel_open_session(s->ch) != SSH_OK ||
+        ssh_channel_request_exec(s->ch, btd_buf_str(&cmd)) != SSH_OK) {
+        btd_error("cannot start the program on %s: %s", d->conn.where,
+                  ssh_get_error(d->conn.session));
+        rc = BTD_EXIT_START;
+    }
+    btd_debug("supervisor script:\n%s", btd_buf_str(&cmd));
+    btd_buf_free(&cmd);
+    s->last_data = btd_now();
+    return rc;
+}
+
+const char *btd_capture_stat(const char *log, const char *key, char *out, size_t outlen)
+{
+    const char *found = NULL;
+    size_t klen = strlen(key);
+    for (const char *p = log; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        const char *line = p;
+        const char *end = nl ? nl : p + strlen(p);
+        /* A progress line redrawn with \r: only its last state counts. */
+        for (const char *q = line; q < end; q++)
+            if (*q == '\r')
+                line = q + 1;
+        while (line < end && *line == ' ')
+            line++;
+        if ((size_t)(end - line) > klen + 1 && strncmp(line, key, klen) == 0 && line[klen] == ':') {
+            const char *v = line + klen + 1;
+            while (v < end && *v == ' ')
+                v++;
+            size_t n = (size_t)(end - v) < outlen - 1 ? (size_t)(end - v) : outlen - 1;
+            memcpy(out, v, n);
+            out[n] = '\0';
+            found = out;
+        }
+        p = nl ? nl + 1 : NULL;
+    }
+    return found;
+}
+
+static void report(struct btd_session *s, const char *ev)
+{
+    const char *arg = strchr(ev, ' ');
+    size_t elen = arg ? (size_t)(arg - ev) : strlen(ev);
+    arg = arg ? arg + 1 : "";
+#define IS(name) (elen == sizeof(name) - 1 && strncmp(ev, name, elen) == 0)
+    if (IS("capture")) {
+        const char *shown = arg;
+        for (const char *q = arg; *q; q++)
+            if (*q == '\r' && q[1])
+                shown = q + 1;
+        if (btd_verbosity >= 1)
+            fprintf(stderr, "[capture] %s\n", shown);
+        btd_buf_puts(&s->capture_log, arg);
+        btd_buf_puts(&s->capture_log, "\n");
+    } else if (IS("capture-started")) {
+        s->capture_started = true;
+        btd_debug("capture started (pid %s)", arg);
+    } else if (IS("capture-failed")) {
+        s->capture_failed = true;
+        s->capture_start_status = atoi(arg);
+    } else if (IS("program-started")) {
+        btd_debug("program started (pid %s)", arg);
+    } else if (IS("ready")) {
+        s->ready = true;
+        btd_note("program is tracing on the board's port %d", s->port);
+    } else if (IS("not-ready")) {
+        s->not_ready = true;
+    } else if (IS("program-exit")) {
+        s->program_exited = true;
+        s->program_exit = atoi(arg);
+        btd_debug("program exited with status %d", s->program_exit);
+    } else if (IS("capture-exit")) {
+        if (strcmp(arg, "none") != 0) {
+            s->capture_exited = true;
+            s->capture_exit = atoi(arg);
+        }
+    } else if (IS("capture-timeout")) {
+        s->capture_timeout = true;
+        btd_warn("the capture did not finish within 2 minutes after the program; stopping it");
+    } else if (IS("program-timeout")) {
+        s->program_timeout = true;
+        btd_warn("the program did not exit after tracing ended; stopping it");
+    } else if (IS("trace")) {
+        s->trace_size = atoll(arg);
+    } else if (IS("stopping")) {
+        btd_note("stopping the program on the board (Ctrl-C again to abandon it)");
+    }
+#undef IS
+}
+
+static void stderr_data(struct btd_session *s, const char *data, size_t len)
+{
+    size_t tlen = strlen(s->token);
+    for (size_t i = 0; i < len; i++) {
+        btd_buf_append(&s->errline, data + i, 1);
+        if (data[i] != '\n')
+            continue;
+        const char *line = btd_buf_str(&s->errline);
+        if (s->errline.len > tlen && strncmp(line, s->token, tlen) == 0 && line[tlen] == ' ') {
+            s->errline.data[s->errline.len - 1] = '\0';
+            report(s, line + tlen + 1);
+        } else {
+            fwrite(line, 1, s->errline.len, stderr);
+        }
+        btd_buf_clear(&s->errline);
+    }
+}
+
+static void request_stop(struct btd_session *s)
+{
+    struct btd_buf cmd = {0};
+    btd_buf_puts(&cmd, "touch ");
+    btd_quote_append(&cmd, s->d->board.dir);
+    btd_buf_puts(&cmd, "/stop");
+    char err[400];
+    if (btd_ssh_exec(&s->d->conn, btd_buf_str(&cmd), NULL, 0, NULL, NULL, 20, err, sizeof err) != 0)
+        btd_warn("could not ask the board to stop: %s", err);
+    btd_buf_free(&cmd);
+    s->stop_sent = true;
+}
+
+int btd_session_wait(struct btd_session *s)
+{
+    char buf[16384];
+    struct pollfd fds[64];
+    for (;;) {
+        if (btd_interrupted >= 2) {
+            btd_error("interrupted; the board's folder %s is left in place", s->d->board.dir);
+            return BTD_EXIT_INTERRUPTED;
+        }
+        if (btd_interrupted == 1 && !s->stop_sent)
+            request_stop(s);
+        bool got = false;
+        for (int stream = 0; stream < 2; stream++) {
+            int n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, stream);
+            if (n == SSH_ERROR) {
+                btd_error("lost the connection to %s while the program ran: %s", s->d->conn.where,
+                          ssh_get_error(s->d->conn.session));
+                return BTD_EXIT_START;
+            }
+            if (n > 0) {
+                got = true;
+                if (stream == 0) {
+                    fwrite(buf, 1, (size_t)n, stdout);
+                    fflush(stdout);
+                } else {
+                    stderr_data(s, buf, (size_t)n);
+                }
+            }
+        }
+        int nfds = 1;
+        fds[0] = (struct pollfd){.fd = ssh_get_fd(s->d->conn.session), .events = POLLIN};
+        if (s->extra_fds)
+            nfds += s->extra_fds(s->extra_ctx, fds + 1, 63);
+        if (got) {
+            s->last_data = btd_now();
+        } else if (ssh_channel_is_eof(s->ch) || ssh_channel_is_closed(s->ch)) {
+            break;
+        } else if (btd_now() - s->last_data > SILENCE_LIMIT_S) {
+            btd_error("%s stopped answering: nothing for %d s while the program ran",
+                      s->d->conn.where, SILENCE_LIMIT_S);
+            return BTD_EXIT_START;
+        }
+        if (!got) {
+            if (poll(fds, (nfds_t)nfds, 100) < 0 && errno != EINTR) {
+                btd_error("poll failed: %s", strerror(errno));
+                return BTD_EXIT_START;
+            }
+        } else {
+            for (int i = 0; i < nfds; i++)
+                fds[i].revents = 0;
+        }
+        if (s->extra_work && s->extra_work(s->extra_ctx, fds + 1, nfds - 1) != 0)
+            return BTD_EXIT_START;
+    }
+    if (s->errline.len)
+        fwrite(s->errline.data, 1, s->errline.len, stderr);
+    return BTD_EXIT_OK;
+}
+
+void btd_session_free(struct btd_session *s)
+{
+    if (s->ch) {
+        ssh_channel_close(s->ch);
+        ssh_channel_free(s->ch);
+    }
+    s->ch = NULL;
+    btd_buf_free(&s->errline);
+    btd_buf_free(&s->capture_log);
+}

@@ -1,0 +1,42 @@
+/* Driving the supervisor script from the host: its stdout goes to ours, its
+ * stderr is split into the program's lines and tagged report lines; Ctrl-C
+ * asks the board to stop; silence from the board ends the wait. */
+#ifndef BTD_SESSION_H
+#define BTD_SESSION_H
+
+#include "btd_ops.h"
+#include "btd_run.h"
+
+#include <poll.h>
+
+struct btd_session {
+    struct btd_deploy *d;
+    ssh_channel ch;
+    char token[40];
+    int port;
+    struct btd_buf errline;
+    struct btd_buf capture_log;
+    bool capture_started, capture_failed, ready, not_ready, stop_sent;
+    bool program_exited, capture_exited, capture_timeout, program_timeout;
+    int program_exit, capture_exit, capture_start_status;
+    long long trace_size; /* -1: no trace reported */
+    double last_data;
+    /* live: called each turn with the poll results of its extra fds. */
+    int (*extra_fds)(void *ctx, struct pollfd *fds, int max);
+    int (*extra_work)(void *ctx, struct pollfd *fds, int n);
+    void *extra_ctx;
+};
+
+/* Starts the supervisor on the board (exec channel) with s's settings. */
+int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *capture_name,
+                      int port);
+/* Runs until the supervisor ends. Returns BTD_EXIT_OK (see the flags for
+ * what happened), BTD_EXIT_START when the board stopped answering, or
+ * BTD_EXIT_INTERRUPTED after a second Ctrl-C. */
+int btd_session_wait(struct btd_session *s);
+void btd_session_free(struct btd_session *s);
+
+/* The value of the last "KEY: value" line of the capture's output, or NULL. */
+const char *btd_capture_stat(const char *log, const char *key, char *out, size_t outlen);
+
+#endif

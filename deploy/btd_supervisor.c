@@ -1,0 +1,123 @@
+/* The board-side supervisor script (see btd_run.h). Written for busybox ash:
+ * no bash-isms, no coreutils; processes are watched through /proc so a
+ * finished child is noticed without blocking in `wait`. */
+#include "btd_quote.h"
+#include "btd_run.h"
+
+#include <string.h>
+
+/* Readiness: a socket on the tracing port in any state. A fast program may
+ * have been connected to, drained and closed between two looks; its side of
+ * that connection then still shows in TIME_WAIT. */
+
+/* Timings in tenths of a second (the loop's tick). */
+enum {
+    CAPTURE_GRACE_TICKS = 1200, /* capture may take 2 min to save after the program */
+    PROGRAM_GRACE_TICKS = 100,  /* program gets 10 s after the capture ended */
+    KILL_AFTER_TICKS = 50,      /* then 5 s between TERM/INT and KILL */
+    HEARTBEAT_TICKS = 50,
+};
+
+static const char script_head[] =
+    "say() { printf '%s %s\\n' \"$T\" \"$*\" >&2; }\n"
+    "alive() {\n"
+    "  [ -r /proc/$1/stat ] || return 1\n"
+    "  read -r s < /proc/$1/stat 2>/dev/null || return 1\n"
+    "  s=${s##*) }\n"
+    "  case $s in Z*|X*|x*) return 1 ;; esac\n"
+    "}\n"
+    "listening() {\n"
+    "  grep -q \"^ *[0-9]*: [0-9A-F]*:$H \" /proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
+    "}\n";
+
+/* Starting the capture: its output reaches the host through a FIFO, each
+ * line tagged, so it never mixes with the program's. */
+static const char script_capture[] =
+    "rm -f cap.fifo && mkfifo cap.fifo || { say capture-failed 127; exit 0; }\n"
+    "while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 &\n"
+    "rp=$!\n"
+    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null &\n"
+    "cp=$!\n"
+    "n=0\n"
+    "while [ $n -lt 3 ] && alive $cp; do sleep 0.1; n=$((n+1)); done\n"
+    "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; exit 0; fi\n"
+    "say capture-started $cp\n";
+
+static const char script_ready[] = "pp=$!\n"
+                                   "say program-started $pp\n"
+                                   "n=0; ready=0\n"
+                                   "while [ $n -lt $((RT*10)) ] && alive $pp; do\n"
+                                   "  if listening; then ready=1; break; fi\n"
+                                   "  [ -e stop ] && break\n"
+                                   "  sleep 0.1; n=$((n+1))\n"
+                                   "done\n"
+                                   "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
+
+void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
+{
+    btd_buf_puts(cmd, "cd ");
+    btd_quote_append(cmd, s->dir);
+    btd_buf_puts(cmd, " || exit 125\nT=");
+    btd_quote_append(cmd, s->token);
+    btd_buf_printf(cmd, "\nP=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);
+    btd_buf_puts(cmd, script_head);
+    btd_buf_puts(cmd, "rm -f stop\n");
+    if (s->capture) {
+        btd_buf_puts(cmd, "CAP=");
+        btd_quote_append(cmd, s->capture);
+        if (s->seconds > 0)
+            btd_buf_printf(cmd, "\nCAPSECS='-s %d'\n", s->seconds);
+        else
+            btd_buf_puts(cmd, "\nCAPSECS=\n");
+        btd_buf_puts(cmd, script_capture);
+    }
+    btd_buf_printf(cmd, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_PORT=%d", s->port);
+    for (int i = 0; i < s->env_count; i++) {
+        const char *eq = strchr(s->env[i], '=');
+        btd_buf_puts(cmd, " ");
+        btd_buf_append(cmd, s->env[i], (size_t)(eq - s->env[i]) + 1);
+        btd_quote_append(cmd, eq + 1);
+    }
+    btd_buf_puts(cmd, " ./");
+    btd_quote_append(cmd, s->program);
+    for (int i = 0; i < s->arg_count; i++) {
+        btd_buf_puts(cmd, " ");
+        btd_quote_append(cmd, s->args[i]);
+    }
+    btd_buf_puts(cmd, " < /dev/null &\n");
+    btd_buf_puts(cmd, script_ready);
+    if (!s->capture)
+        btd_buf_puts(cmd, "cp=\nrp=\n");
+    /* The watch loop: report each end, stop on request (the host creates
+     * `stop`), give the other side a bounded grace, never wait forever. */
+    btd_buf_printf(
+        cmd,
+        "pe=; ce=; t=0; gp=0; gc=0; stopping=0\n"
+        "[ -n \"$cp\" ] || ce=none\n"
+        "if [ $ready = 0 ]; then stopping=1; kill -TERM $pp 2>/dev/null;"
+        " [ -z \"$cp\" ] || kill -INT $cp 2>/dev/null; fi\n"
+        "while :; do\n"
+        "  if [ -z \"$pe\" ] && ! alive $pp; then wait $pp; pe=$?; say program-exit $pe; fi\n"
+        "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
+        "  [ -n \"$pe\" ] && [ -n \"$ce\" ] && break\n"
+        "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
+        " [ -n \"$pe\" ] || kill -INT $pp 2>/dev/null; fi\n"
+        "  if [ -z \"$pe\" ]; then\n"
+        "    if [ $stopping = 1 ] || [ -n \"$ce\" ]; then gp=$((gp+1)); fi\n"
+        "    [ $gp = %d ] && { say program-timeout; kill -TERM $pp 2>/dev/null; }\n"
+        "    [ $gp = %d ] && kill -KILL $pp 2>/dev/null\n"
+        "  elif [ -z \"$ce\" ]; then\n"
+        "    gc=$((gc+1))\n"
+        "    [ $gc = %d ] && { say capture-timeout; kill -INT $cp 2>/dev/null; }\n"
+        "    [ $gc = %d ] && kill -KILL $cp 2>/dev/null\n"
+        "  fi\n"
+        "  t=$((t+1)); [ $((t %% %d)) = 0 ] && say alive\n"
+        "  sleep 0.1\n"
+        "done\n"
+        "[ -z \"$rp\" ] || wait $rp\n"
+        "say capture-exit $ce\n"
+        "[ -f trace.tracy ] && say trace \"$(wc -c < trace.tracy)\"\n"
+        "exit 0\n",
+        PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS, CAPTURE_GRACE_TICKS,
+        CAPTURE_GRACE_TICKS + KILL_AFTER_TICKS, HEARTBEAT_TICKS);
+}

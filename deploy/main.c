@@ -1,0 +1,36 @@
+/* boardtrace, the host CLI: profile a program on an embedded Linux board
+ * with Tracy over SSH. main() only dispatches; each command lives in its own
+ * btd_cmd_*.c file, the arguments in btd_args.c. */
+#include "btd_args.h"
+#include "btd_msg.h"
+#include "btd_ops.h"
+
+#include <libssh/libssh.h>
+
+int main(int argc, char **argv)
+{
+    struct btd_options o;
+    int rc = btd_args_parse(argc, argv, &o);
+    if (rc != 0) {
+        btd_args_free(&o);
+        return rc == 1 ? BTD_EXIT_OK : rc;
+    }
+    ssh_init();
+    switch (o.command) {
+    case BTD_CMD_RUN:
+        rc = btd_cmd_run(&o);
+        break;
+    case BTD_CMD_LIVE:
+        rc = btd_cmd_live(&o);
+        break;
+    case BTD_CMD_FETCH:
+        rc = btd_cmd_fetch(&o);
+        break;
+    case BTD_CMD_CHECK:
+        rc = btd_cmd_check(&o);
+        break;
+    }
+    ssh_finalize();
+    btd_args_free(&o);
+    return rc;
+}
