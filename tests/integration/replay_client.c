@@ -1,0 +1,481 @@
+/* Fake Tracy client replaying a recorded upstream session: the recorded
+ * stream is cut into data events and answer groups (a keyed string, a
+ * source location, a callstack frame block, a symbol), data is re-sent in
+ * fresh LZ4 frames and each query is answered from its group. */
+#define _GNU_SOURCE
+#include "replay_client.h"
+
+#include <errno.h>
+#include <lz4.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "boardtrace/wire.h"
+
+#define BATCH_TARGET (32u * 1024u)
+
+struct group {
+    size_t off, len; /* bytes in the decompressed recording */
+    int answer;      /* query type it answers, -1 for data */
+    uint64_t key;
+    int zone_begins;
+};
+
+struct bt_replay {
+    uint8_t welcome[1 + BT_WELCOME_SIZE];
+    uint8_t *stream;
+    size_t stream_len;
+    struct group *groups;
+    size_t ngroups;
+    int listen_fd;
+    int fd;
+    struct bt_replay_opts opts;
+    uint64_t queries[BT_QUERY_COUNT];
+    uint64_t sent;
+    uint64_t zone_begins_sent;
+};
+
+static uint8_t *slurp(const char *dir, const char *name, size_t *len, char *err, size_t errlen)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return NULL;
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    uint8_t *b = malloc(n > 0 ? (size_t)n : 1);
+    if (b && fread(b, 1, (size_t)n, f) != (size_t)n) {
+        free(b);
+        b = NULL;
+    }
+    fclose(f);
+    if (!b)
+        snprintf(err, errlen, "cannot read %s", path);
+    *len = (size_t)n;
+    return b;
+}
+
+/* Size of the event at p (staged strings and keyed strings included). */
+static size_t event_size(const uint8_t *p, size_t left)
+{
+    unsigned t = p[0];
+    if (t >= BT_EV_COUNT)
+        return 0;
+    if (t == BT_EV_SINGLE_STRING_DATA || t == BT_EV_SECOND_STRING_DATA)
+        return left >= 3 ? 3 + (size_t)bt_wire_get_u16(p + 1) + BT_WIRE_LONG_STRING_MIN : 0;
+    if (t == BT_EV_SINGLE_STRING_DATA8 || t == BT_EV_SECOND_STRING_DATA8)
+        return left >= 2 ? 2 + (size_t)p[1] : 0;
+    size_t fixed = bt_wire_event_size[t];
+    if (bt_wire_event_is_keyed(t)) {
+        if (bt_wire_event_has_long_length(t))
+            return left >= fixed + 4 ? fixed + 4 + bt_wire_get_u32(p + fixed) : 0;
+        return left >= fixed + 2 ? fixed + 2 + bt_wire_get_u16(p + fixed) : 0;
+    }
+    return fixed;
+}
+
+static int is_staged(unsigned t)
+{
+    return t >= BT_EV_SINGLE_STRING_DATA && t <= BT_EV_SECOND_STRING_DATA8;
+}
+
+static int push_group(struct bt_replay *r, size_t off, size_t len, int answer, uint64_t key, int zb)
+{
+    struct group *g = realloc(r->groups, (r->ngroups + 1) * sizeof *g);
+    if (!g)
+        return -1;
+    r->groups = g;
+    g[r->ngroups++] = (struct group){off, len, answer, key, zb};
+    return 0;
+}
+
+static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrcloc, char *err,
+                 size_t errlen)
+{
+    size_t pos = 0, start = 0, srcloc_i = 0;
+    while (pos < r->stream_len) {
+        const uint8_t *p = r->stream + pos;
+        size_t sz = event_size(p, r->stream_len - pos);
+        if (!sz || sz > r->stream_len - pos) {
+            snprintf(err, errlen, "recording: cannot size event %u at offset %zu", p[0], pos);
+            return -1;
+        }
+        unsigned t = p[0];
+        pos += sz;
+        if (is_staged(t))
+            continue; /* belongs to the next event */
+        int answer = -1;
+        uint64_t key = 0;
+        switch (t) {
+        case BT_EV_STRING_DATA:
+            answer = BT_QUERY_STRING;
+            key = bt_wire_get_u64(p + 1);
+            break;
+        case BT_EV_THREAD_NAME:
+            answer = BT_QUERY_THREAD_STRING;
+            key = bt_wire_get_u64(p + 1);
+            /* The group hint that follows a thread name is part of the answer. */
+            if (pos < r->stream_len && r->stream[pos] == BT_EV_THREAD_GROUP_HINT)
+                pos += bt_wire_event_size[BT_EV_THREAD_GROUP_HINT];
+            break;
+        case BT_EV_PLOT_NAME:
+            answer = BT_QUERY_PLOT_NAME;
+            key = bt_wire_get_u64(p + 1);
+            break;
+        case BT_EV_FRAME_NAME:
+            answer = BT_QUERY_FRAME_NAME;
+            key = bt_wire_get_u64(p + 1);
+            break;
+        case BT_EV_SOURCE_LOCATION:
+            if (srcloc_i >= nsrcloc) {
+                snprintf(err, errlen, "recording: more SourceLocation answers than queries");
+                return -1;
+            }
+            answer = BT_QUERY_SOURCE_LOCATION;
+            key = srcloc_keys[srcloc_i++];
+            break;
+        case BT_EV_SYMBOL_INFORMATION:
+            answer = BT_QUERY_SYMBOL;
+            key = bt_wire_get_u64(p + 5);
+            break;
+        case BT_EV_CALLSTACK_FRAME_SIZE: {
+            answer = BT_QUERY_CALLSTACK_FRAME;
+            key = bt_wire_get_u64(p + 1);
+            unsigned n = p[9];
+            while (n && pos < r->stream_len) {
+                size_t s2 = event_size(r->stream + pos, r->stream_len - pos);
+                if (!s2)
+                    return -1;
+                if (r->stream[pos] == BT_EV_CALLSTACK_FRAME)
+                    n--;
+                pos += s2;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        int zb =
+            t >= BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC && t <= BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK;
+        zb |= t >= BT_EV_ZONE_BEGIN && t <= BT_EV_ZONE_BEGIN_CALLSTACK16;
+        if (t == BT_EV_TERMINATE) {
+            start = pos; /* sent by the replay itself once the data is out */
+            continue;
+        }
+        if (push_group(r, start, pos - start, answer, key, zb) < 0)
+            return -1;
+        start = pos;
+    }
+    return 0;
+}
+
+int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsigned *port,
+                   char *err, size_t errlen)
+{
+    struct bt_replay *r = calloc(1, sizeof *r);
+    if (!r)
+        return -1;
+    r->opts = *o;
+    r->listen_fd = r->fd = -1;
+    size_t c2s_len, s2c_len;
+    uint8_t *c2s = slurp(o->data_dir, "client-to-server.bin", &c2s_len, err, errlen);
+    uint8_t *s2c = c2s ? slurp(o->data_dir, "server-to-client.bin", &s2c_len, err, errlen) : NULL;
+    int rc = -1;
+    uint64_t *keys = NULL;
+    if (!c2s || !s2c || c2s_len < sizeof r->welcome)
+        goto done;
+    memcpy(r->welcome, c2s, sizeof r->welcome);
+
+    /* Source location answers carry no key: pair them with the recorded
+     * capture's SourceLocation queries, in order. */
+    size_t nkeys = 0;
+    keys = calloc(s2c_len / BT_QUERY_SIZE + 1, sizeof *keys);
+    for (size_t off = BT_WIRE_SHIBBOLETH_SIZE + 4; keys && off + BT_QUERY_SIZE <= s2c_len;
+         off += BT_QUERY_SIZE)
+        if (s2c[off] == BT_QUERY_SOURCE_LOCATION)
+            keys[nkeys++] = bt_wire_get_u64(s2c + off + 1);
+
+    /* Decode the recorded frames the way a server does (continue-decoding
+     * into a ring), collecting the event bytes in one buffer. */
+    LZ4_streamDecode_t *dec = LZ4_createStreamDecode();
+    uint8_t *ring = malloc(3 * BT_WIRE_FRAME_SIZE + 1);
+    size_t ring_off = 0, cap = 0;
+    for (size_t off = sizeof r->welcome; dec && ring && off + 4 <= c2s_len;) {
+        uint32_t n = bt_wire_get_u32(c2s + off);
+        int sz =
+            LZ4_decompress_safe_continue(dec, (const char *)c2s + off + 4, (char *)ring + ring_off,
+                                         (int)n, (int)BT_WIRE_FRAME_SIZE);
+        if (sz < 0) {
+            snprintf(err, errlen, "recording: frame at offset %zu does not decompress", off);
+            goto done_dec;
+        }
+        if (r->stream_len + (size_t)sz > cap) {
+            cap = (r->stream_len + (size_t)sz) * 2;
+            uint8_t *s = realloc(r->stream, cap);
+            if (!s)
+                goto done_dec;
+            r->stream = s;
+        }
+        memcpy(r->stream + r->stream_len, ring + ring_off, (size_t)sz);
+        r->stream_len += (size_t)sz;
+        ring_off += (size_t)sz;
+        if (ring_off > 2 * BT_WIRE_FRAME_SIZE)
+            ring_off = 0;
+        off += 4 + n;
+    }
+    if (keys && split(r, keys, nkeys, err, errlen) == 0)
+        rc = 0;
+done_dec:
+    LZ4_freeStreamDecode(dec);
+    free(ring);
+    if (rc == 0) {
+        r->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1;
+        setsockopt(r->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+        struct sockaddr_in a = {.sin_family = AF_INET,
+                                .sin_port = htons((uint16_t)o->port),
+                                .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+        socklen_t al = sizeof a;
+        if (r->listen_fd < 0 || bind(r->listen_fd, (struct sockaddr *)&a, sizeof a) < 0 ||
+            listen(r->listen_fd, 4) < 0 ||
+            getsockname(r->listen_fd, (struct sockaddr *)&a, &al) < 0) {
+            snprintf(err, errlen, "cannot listen on 127.0.0.1:%u: %s", o->port, strerror(errno));
+            rc = -1;
+        } else {
+            *port = ntohs(a.sin_port);
+        }
+    }
+done:
+    free(keys);
+    free(c2s);
+    free(s2c);
+    if (rc < 0) {
+        bt_replay_close(r);
+        return -1;
+    }
+    *out = r;
+    return 0;
+}
+
+static int send_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t k = send(fd, b, n, MSG_NOSIGNAL);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+static int recv_all(int fd, void *p, size_t n)
+{
+    uint8_t *b = p;
+    while (n) {
+        ssize_t k = recv(fd, b, n, 0);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+/* Independent LZ4 blocks: valid input for the server's continue-decoder. */
+static int send_frame(struct bt_replay *r, const uint8_t *data, size_t n)
+{
+    static uint8_t out[4 + BT_WIRE_LZ4_BOUND];
+    while (n) {
+        size_t k = n > BT_WIRE_FRAME_SIZE ? BT_WIRE_FRAME_SIZE : n;
+        int c = LZ4_compress_default((const char *)data, (char *)out + 4, (int)k,
+                                     (int)BT_WIRE_LZ4_BOUND);
+        if (c <= 0)
+            return -1;
+        bt_wire_put_u32(out, (uint32_t)c);
+        if (send_all(r->fd, out, 4 + (size_t)c) < 0)
+            return -1;
+        data += k;
+        n -= k;
+    }
+    return 0;
+}
+
+struct batch {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+static int batch_add(struct batch *b, const uint8_t *p, size_t n)
+{
+    if (b->len + n > b->cap) {
+        size_t cap = (b->len + n) * 2;
+        uint8_t *q = realloc(b->p, cap);
+        if (!q)
+            return -1;
+        b->p = q;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->len, p, n);
+    b->len += n;
+    return 0;
+}
+
+static const struct group *find_answer(const struct bt_replay *r, int type, uint64_t key)
+{
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (r->groups[i].answer == type && r->groups[i].key == key)
+            return &r->groups[i];
+    return NULL;
+}
+
+int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
+{
+    struct pollfd lp = {.fd = r->listen_fd, .events = POLLIN};
+    if (poll(&lp, 1, 60000) != 1) {
+        snprintf(err, errlen, "no capture connected within 60 s");
+        return -1;
+    }
+    r->fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+    if (r->fd < 0) {
+        snprintf(err, errlen, "accept: %s", strerror(errno));
+        return -1;
+    }
+    uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
+    if (recv_all(r->fd, hello, sizeof hello) < 0 ||
+        memcmp(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE) != 0 ||
+        bt_wire_get_u32(hello + BT_WIRE_SHIBBOLETH_SIZE) != BT_WIRE_PROTOCOL_VERSION) {
+        snprintf(err, errlen, "the capture did not send \"TracyPrf\" and protocol 82");
+        return -1;
+    }
+    if (r->opts.handshake_status) {
+        uint8_t st = (uint8_t)r->opts.handshake_status;
+        send_all(r->fd, &st, 1);
+        return 0;
+    }
+    if (send_all(r->fd, r->welcome, sizeof r->welcome) < 0) {
+        snprintf(err, errlen, "cannot send the welcome message");
+        return -1;
+    }
+    struct batch b = {0};
+    size_t next = 0;
+    int terminate_sent = 0, rc = -1;
+    uint8_t qbuf[BT_QUERY_SIZE * 64];
+    size_t qlen = 0;
+    for (;;) {
+        /* Answer every complete query that has arrived. */
+        struct pollfd p = {.fd = r->fd, .events = POLLIN};
+        int idle = b.len == 0;
+        int ready = poll(&p, 1, idle ? 100 : 0);
+        if (ready == 1) {
+            ssize_t k = recv(r->fd, qbuf + qlen, sizeof qbuf - qlen, 0);
+            if (k <= 0) {
+                snprintf(err, errlen, "the capture closed the connection without Terminate");
+                break;
+            }
+            qlen += (size_t)k;
+            size_t pos = 0;
+            for (; qlen - pos >= BT_QUERY_SIZE; pos += BT_QUERY_SIZE) {
+                int type = qbuf[pos];
+                uint64_t key = bt_wire_get_u64(qbuf + pos + 1);
+                if (type >= BT_QUERY_COUNT) {
+                    snprintf(err, errlen, "query type %d is not a valid query", type);
+                    goto out;
+                }
+                r->queries[type]++;
+                if (type == BT_QUERY_TERMINATE) {
+                    rc = terminate_sent ? 0 : -1;
+                    if (rc < 0)
+                        snprintf(err, errlen, "the capture terminated before the data ended");
+                    goto out;
+                }
+                const struct group *g = find_answer(r, type, key);
+                if (!g) {
+                    snprintf(err, errlen,
+                             "query type %d for key 0x%llx has no answer in the recording", type,
+                             (unsigned long long)key);
+                    goto out;
+                }
+                if (batch_add(&b, r->stream + g->off, g->len) < 0)
+                    goto out;
+            }
+            memmove(qbuf, qbuf + pos, qlen - pos);
+            qlen -= pos;
+        }
+        int paused = r->opts.pause_after > 0 && (long)r->sent >= r->opts.pause_after;
+        while (!paused && next < r->ngroups && b.len < BATCH_TARGET) {
+            const struct group *g = &r->groups[next++];
+            if (g->answer >= 0)
+                continue;
+            if (batch_add(&b, r->stream + g->off, g->len) < 0)
+                goto out;
+            r->sent++;
+            r->zone_begins_sent += (uint64_t)g->zone_begins;
+            paused = r->opts.pause_after > 0 && (long)r->sent >= r->opts.pause_after;
+        }
+        if (paused && r->opts.pause_after > 0 && b.len == 0 && idle) {
+            static int announced;
+            if (!announced) {
+                printf("paused after %llu events, %llu zone begins\n", (unsigned long long)r->sent,
+                       (unsigned long long)r->zone_begins_sent);
+                fflush(stdout);
+                announced = 1;
+            }
+        }
+        if (!paused && next == r->ngroups && !terminate_sent) {
+            uint8_t t = BT_EV_TERMINATE;
+            if (batch_add(&b, &t, 1) < 0)
+                goto out;
+            terminate_sent = 1;
+        }
+        if (b.len) {
+            if (send_frame(r, b.p, b.len) < 0) {
+                snprintf(err, errlen, "the capture closed the connection: %s", strerror(errno));
+                goto out;
+            }
+            b.len = 0;
+        }
+    }
+out:
+    free(b.p);
+    close(r->fd);
+    r->fd = -1;
+    return rc;
+}
+
+const uint64_t *bt_replay_query_counts(const struct bt_replay *r)
+{
+    return r->queries;
+}
+
+uint64_t bt_replay_events_sent(const struct bt_replay *r)
+{
+    return r->sent;
+}
+
+void bt_replay_close(struct bt_replay *r)
+{
+    if (!r)
+        return;
+    if (r->listen_fd >= 0)
+        close(r->listen_fd);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r->stream);
+    free(r->groups);
+    free(r);
+}

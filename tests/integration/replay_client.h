@@ -1,0 +1,32 @@
+/* A fake Tracy client for tests: it replays the data events of a recorded
+ * upstream session (tests/data/tracy-0.14.0-session) over a real TCP socket
+ * and answers whatever queries the capture sends from the answers found in
+ * the recording, in the order the capture asks for them. */
+#ifndef BT_REPLAY_CLIENT_H
+#define BT_REPLAY_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bt_replay;
+
+struct bt_replay_opts {
+    const char *data_dir; /* folder holding client-to-server.bin, server-to-client.bin */
+    unsigned port;        /* 0: any free port */
+    long pause_after;     /* > 0: stop sending data after this many events (keep answering) */
+    int handshake_status; /* 0: Welcome; else send this status byte and close */
+};
+
+/* Loads the recording and starts listening; *port receives the port. */
+int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsigned *port,
+                   char *err, size_t errlen);
+/* Serves one capture connection to its end. Returns 0 when the capture sent
+ * Terminate after everything was answered, < 0 otherwise (message in err). */
+int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen);
+/* Queries received by type (index = query type, 0..15). */
+const uint64_t *bt_replay_query_counts(const struct bt_replay *r);
+/* Data events sent so far. */
+uint64_t bt_replay_events_sent(const struct bt_replay *r);
+void bt_replay_close(struct bt_replay *r);
+
+#endif

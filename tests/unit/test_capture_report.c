@@ -1,0 +1,136 @@
+/* boardtrace-report's computations over upstream's file of the recorded
+ * session: the CSV statistics equal tracy-csvexport's rows, and the Chrome
+ * export holds one complete event per zone plus thread names. */
+#define _GNU_SOURCE
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "btr_report.h"
+
+static const char *data_dir;
+
+static int cmp_line(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Splits text into lines and sorts them (row order is a hash-map artefact
+ * in upstream's output, so rows are compared as a set). */
+static size_t sorted_lines(char *text, char **lines, size_t max)
+{
+    size_t n = 0;
+    for (char *save, *l = strtok_r(text, "\n", &save); l && n < max;
+         l = strtok_r(NULL, "\n", &save))
+        lines[n++] = l;
+    qsort(lines, n, sizeof *lines, cmp_line);
+    return n;
+}
+
+static char *read_text(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    static char buf[1 << 16];
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    return strdup(buf);
+}
+
+static void stats_csv_equals_upstream_csvexport(void **state)
+{
+    (void)state;
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/session.tracy", data_dir);
+    struct btr_stats s;
+    assert_int_equal(btr_stats_compute(&s, path, err, sizeof err), 0);
+    char *ours = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&ours, &len);
+    btr_stats_print_csv(&s, mem, ",");
+    fclose(mem);
+    btr_stats_free(&s);
+
+    snprintf(path, sizeof path, "%s/session.csv", data_dir);
+    char *theirs = read_text(path);
+    assert_non_null(theirs);
+    char *a[64], *b[64];
+    size_t na = sorted_lines(ours, a, 64), nb = sorted_lines(theirs, b, 64);
+    assert_int_equal(na, nb);
+    assert_int_equal(na, 7);
+    for (size_t i = 0; i < na; i++)
+        assert_string_equal(a[i], b[i]);
+    free(ours);
+    free(theirs);
+}
+
+static void stats_table_lists_each_location_once(void **state)
+{
+    (void)state;
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/session.tracy", data_dir);
+    struct btr_stats s;
+    assert_int_equal(btr_stats_compute(&s, path, err, sizeof err), 0);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    btr_stats_print_table(&s, mem);
+    fclose(mem);
+    assert_int_equal(s.nzones, 6);
+    assert_non_null(strstr(text, "with_callstack  peer-client.c:115"));
+    assert_string_equal(s.zones[0].name, "outer"); /* largest total first */
+    btr_stats_free(&s);
+    free(text);
+}
+
+static size_t count(const char *hay, const char *needle)
+{
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)); p += strlen(needle))
+        n++;
+    return n;
+}
+
+static void chrome_export_has_a_complete_event_per_zone(void **state)
+{
+    (void)state;
+    char path[4096], err[512];
+    snprintf(path, sizeof path, "%s/session.tracy", data_dir);
+    char *json = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&json, &len);
+    uint64_t zones = 0;
+    assert_int_equal(btr_chrome_export(path, mem, &zones, err, sizeof err), 0);
+    fclose(mem);
+    assert_int_equal(zones, 8300);
+    assert_int_equal(count(json, "{\"ph\":\"X\""), 8300);
+    assert_int_equal(count(json, "\"name\":\"with_callstack\""), 200);
+    assert_int_equal(count(json, "\"name\":\"thread_name\""), 4);
+    assert_non_null(strstr(json, "{\"name\":\"peer-worker-1\"}"));
+    assert_true(len > 2 && strncmp(json, "{\"displayTimeUnit\"", 18) == 0);
+    assert_string_equal(json + len - 4, "\n]}\n");
+    free(json);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+        return 2;
+    }
+    data_dir = argv[1];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stats_csv_equals_upstream_csvexport),
+        cmocka_unit_test(stats_table_lists_each_location_once),
+        cmocka_unit_test(chrome_export_has_a_complete_event_per_zone),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,408 @@
+/* A capture session: TCP connect with retries, the handshake of protocol
+ * notes section 2, then a poll loop that reads frames, feeds the decoder and
+ * model, and writes queries within the budget, so neither side can block
+ * the other (notes 5.4). */
+#define _GNU_SOURCE
+#include "btc_capture.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define HANDSHAKE_TIMEOUT_MS 10000
+#define POLL_MS              100
+#define MAX_QUERY_BUDGET     8192
+#define RESERVED_QUERIES     4 /* upstream keeps room for a Terminate packet */
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+uint64_t btc_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f)
+        return 0;
+    unsigned long long size, rss;
+    int n = fscanf(f, "%llu %llu", &size, &rss);
+    fclose(f);
+    return n == 2 ? rss * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+uint64_t btc_physical_memory(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES);
+    long page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
+
+static int stop_requested(const struct btc_capture_opts *o)
+{
+    return o->stop && *o->stop;
+}
+
+/* One non-blocking connect attempt to every address; 1 connected, 0 refused. */
+static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, double deadline)
+{
+    char port[16];
+    snprintf(port, sizeof port, "%u", o->port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    int gai = getaddrinfo(o->host, port, &hints, &res);
+    if (gai != 0) {
+        snprintf(c->err, sizeof c->err, "cannot resolve %s: %s", o->host, gai_strerror(gai));
+        return BTC_ERR_NET;
+    }
+    int ok = 0;
+    for (struct addrinfo *a = res; a && !ok; a = a->ai_next) {
+        int fd =
+            socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+        if (fd < 0)
+            continue;
+        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        if (rc < 0 && errno == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            double left = deadline > 0 ? deadline - now_s() : 1.0;
+            int ms = left > 1.0 ? 1000 : left > 0 ? (int)(left * 1000) : 0;
+            if (poll(&p, 1, ms) == 1) {
+                int e = 0;
+                socklen_t l = sizeof e;
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
+                rc = e ? -1 : 0;
+            }
+        }
+        if (rc == 0) {
+            c->fd = fd;
+            ok = 1;
+        } else {
+            close(fd);
+        }
+    }
+    freeaddrinfo(res);
+    return ok;
+}
+
+/* Blocking-style exact I/O on the non-blocking socket, with a timeout. */
+static int io_exact(int fd, void *buf, size_t n, int writing, int timeout_ms)
+{
+    uint8_t *p = buf;
+    double deadline = now_s() + timeout_ms / 1000.0;
+    while (n) {
+        ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
+        if (k > 0) {
+            p += k;
+            n -= (size_t)k;
+            continue;
+        }
+        if (k == 0)
+            return BTC_ERR_NET;
+        if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return BTC_ERR_NET;
+        int left = (int)((deadline - now_s()) * 1000);
+        if (left <= 0)
+            return BTC_ERR_TIMEOUT;
+        struct pollfd pf = {.fd = fd, .events = writing ? POLLOUT : POLLIN};
+        poll(&pf, 1, left);
+    }
+    return BTC_OK;
+}
+
+static int handshake(struct btc_capture *c)
+{
+    uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
+    memcpy(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE);
+    bt_wire_put_u32(hello + BT_WIRE_SHIBBOLETH_SIZE, BT_WIRE_PROTOCOL_VERSION);
+    uint8_t status;
+    if (io_exact(c->fd, hello, sizeof hello, 1, HANDSHAKE_TIMEOUT_MS) < 0 ||
+        io_exact(c->fd, &status, 1, 0, HANDSHAKE_TIMEOUT_MS) < 0) {
+        c->handshake = BT_HANDSHAKE_DROPPED;
+        snprintf(c->err, sizeof c->err, "the client closed the connection during the handshake");
+        return BTC_ERR_HANDSHAKE;
+    }
+    c->handshake = status;
+    if (status != BT_HANDSHAKE_WELCOME) {
+        snprintf(
+            c->err, sizeof c->err, "the client answered the handshake with status %u (%s)", status,
+            status == BT_HANDSHAKE_PROTOCOL_MISMATCH ? "incompatible protocol version"
+            : status == BT_HANDSHAKE_NOT_AVAILABLE   ? "another server already captured this client"
+                                                     : "unexpected status");
+        return BTC_ERR_HANDSHAKE;
+    }
+    uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
+    if (io_exact(c->fd, wbuf, BT_WELCOME_SIZE, 0, HANDSHAKE_TIMEOUT_MS) < 0) {
+        c->handshake = BT_HANDSHAKE_DROPPED;
+        snprintf(c->err, sizeof c->err, "the connection closed inside the welcome message");
+        return BTC_ERR_HANDSHAKE;
+    }
+    if (btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &c->welcome) < 0) {
+        snprintf(c->err, sizeof c->err,
+                 "welcome message: timer multiplier is not a positive number");
+        return BTC_ERR_NET;
+    }
+    if (c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) {
+        uint8_t *od = wbuf + BT_WELCOME_SIZE;
+        if (io_exact(c->fd, od, BT_ON_DEMAND_SIZE, 0, HANDSHAKE_TIMEOUT_MS) < 0) {
+            c->handshake = BT_HANDSHAKE_DROPPED;
+            snprintf(c->err, sizeof c->err, "the connection closed inside the on-demand payload");
+            return BTC_ERR_HANDSHAKE;
+        }
+        c->welcome.on_demand_frames = bt_wire_get_u64(od);
+        c->welcome.on_demand_time = (int64_t)bt_wire_get_u64(od + 8);
+    }
+    return BTC_OK;
+}
+
+static int connect_and_greet(struct btc_capture *c, const struct btc_capture_opts *o)
+{
+    double start = now_s();
+    double deadline = o->connect_timeout_s > 0 ? start + o->connect_timeout_s : 0;
+    for (;;) {
+        if (stop_requested(o)) {
+            snprintf(c->err, sizeof c->err, "stopped before a client was found");
+            return BTC_ERR_STOPPED;
+        }
+        int rc = try_connect(c, o, deadline);
+        if (rc < 0)
+            return rc;
+        if (rc == 1)
+            break;
+        if (deadline > 0 && now_s() >= deadline) {
+            snprintf(c->err, sizeof c->err,
+                     "no client accepted a connection on %s port %u within %g s", o->host, o->port,
+                     o->connect_timeout_s);
+            return BTC_ERR_TIMEOUT;
+        }
+        struct timespec ts = {0, POLL_MS * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    int one = 1;
+    setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    return handshake(c);
+}
+
+struct txbuf {
+    uint8_t *p;
+    size_t len, cap;
+};
+
+static int tx_flush(struct btc_capture *c, struct txbuf *tx)
+{
+    size_t done = 0;
+    while (done < tx->len) {
+        ssize_t k = send(c->fd, tx->p + done, tx->len - done, MSG_NOSIGNAL);
+        if (k > 0) {
+            done += (size_t)k;
+            continue;
+        }
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        if (k < 0 && errno == EINTR)
+            continue;
+        return BTC_ERR_NET;
+    }
+    memmove(tx->p, tx->p + done, tx->len - done);
+    tx->len -= done;
+    return BTC_OK;
+}
+
+static int tx_queries(struct btc_capture *c, struct txbuf *tx)
+{
+    for (;;) {
+        if (tx->cap - tx->len < 64 * BT_QUERY_SIZE) {
+            size_t cap = tx->cap * 2 + 64 * BT_QUERY_SIZE;
+            uint8_t *p = realloc(tx->p, cap);
+            if (!p)
+                return BTC_ERR_NOMEM;
+            tx->p = p;
+            tx->cap = cap;
+        }
+        size_t n = btc_model_take_queries(&c->model, tx->p + tx->len, 64);
+        tx->len += n * BT_QUERY_SIZE;
+        c->stats.queries_sent += n;
+        if (n < 64)
+            return BTC_OK;
+    }
+}
+
+static void send_terminate(struct btc_capture *c, struct txbuf *tx)
+{
+    /* Queued queries go first, then the Terminate that bypasses the budget. */
+    uint8_t q[BT_QUERY_SIZE] = {BT_QUERY_TERMINATE};
+    if (tx->len)
+        io_exact(c->fd, tx->p, tx->len, 1, 1000);
+    io_exact(c->fd, q, sizeof q, 1, 1000);
+    tx->len = 0;
+}
+
+static void report(struct btc_capture *c, const struct btc_capture_opts *o, double t0)
+{
+    c->stats.elapsed_s = now_s() - t0;
+    c->stats.stream_bytes = c->dec.stream_off;
+    c->stats.wire_bytes = c->dec.compressed_bytes;
+    c->stats.events = c->dec.events;
+    c->stats.zones = c->model.zone_count;
+    c->stats.rss_bytes = btc_rss_bytes();
+    const struct btc_model *m = &c->model;
+    c->stats.spool_bytes = btc_spool_bytes(&m->zones) + btc_spool_bytes(&m->extras) +
+                           btc_spool_bytes(&m->msgs) + btc_spool_bytes(&m->plot_points) +
+                           btc_spool_bytes(&m->frames) + btc_spool_bytes(&m->mem) +
+                           btc_spool_bytes(&m->lock_events);
+    if (o->progress)
+        o->progress(o->progress_ctx, &c->stats);
+}
+
+static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
+{
+    size_t cap = BT_WIRE_LZ4_BOUND + 4;
+    uint8_t *rx = malloc(cap);
+    struct txbuf tx = {0};
+    if (!rx)
+        return BTC_ERR_NOMEM;
+    size_t rx_len = 0;
+    double t0 = now_s(), last_report = 0;
+    int rc = BTC_OK;
+    for (;;) {
+        double now = now_s();
+        if (now - last_report >= POLL_MS / 1000.0) {
+            report(c, o, t0);
+            last_report = now;
+            if (o->memory_limit && c->stats.rss_bytes > o->memory_limit) {
+                c->end = BTC_END_MEMORY_LIMIT;
+                break;
+            }
+        }
+        if (stop_requested(o)) {
+            c->end = BTC_END_STOPPED;
+            break;
+        }
+        if (o->stop_after_s > 0 && now - t0 >= o->stop_after_s) {
+            c->end = BTC_END_TIME_LIMIT;
+            break;
+        }
+        struct pollfd p = {.fd = c->fd, .events = POLLIN | (tx.len ? POLLOUT : 0)};
+        int pr = poll(&p, 1, POLL_MS);
+        if (pr < 0 && errno != EINTR) {
+            rc = BTC_ERR_NET;
+            break;
+        }
+        if (pr <= 0)
+            continue;
+        if (p.revents & POLLOUT && tx_flush(c, &tx) < 0) {
+            c->end = BTC_END_DISCONNECTED;
+            break;
+        }
+        if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        ssize_t k = recv(c->fd, rx + rx_len, cap - rx_len, 0);
+        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+            continue;
+        if (k <= 0) {
+            c->end = BTC_END_DISCONNECTED;
+            snprintf(c->err, sizeof c->err, "the client closed the connection%s",
+                     c->model.terminated ? " after Terminate, before every query was answered"
+                                         : " before it sent Terminate");
+            break;
+        }
+        rx_len += (size_t)k;
+        /* Decode every complete frame, then queue the queries it caused. */
+        size_t pos = 0;
+        int stream_error = 0;
+        while (rx_len - pos >= 4) {
+            uint32_t n = bt_wire_get_u32(rx + pos);
+            if (n == 0 || n > BT_WIRE_LZ4_BOUND) {
+                snprintf(c->err, sizeof c->err,
+                         "stream offset %llu (frame %llu): frame size %u, expected 1..%u",
+                         (unsigned long long)c->dec.stream_off, (unsigned long long)c->dec.frames,
+                         n, (unsigned)BT_WIRE_LZ4_BOUND);
+                stream_error = 1;
+                break;
+            }
+            if (rx_len - pos - 4 < n)
+                break;
+            if (btc_decoder_frame(&c->dec, rx + pos + 4, n, btc_model_event, &c->model, c->err,
+                                  sizeof c->err) < 0) {
+                stream_error = 1;
+                break;
+            }
+            pos += 4 + n;
+            if (tx_queries(c, &tx) < 0) {
+                rc = BTC_ERR_NOMEM;
+                break;
+            }
+        }
+        memmove(rx, rx + pos, rx_len - pos);
+        rx_len -= pos;
+        if (rc < 0)
+            break;
+        if (stream_error) {
+            c->end = BTC_END_STREAM_ERROR;
+            break;
+        }
+        if (tx.len && tx_flush(c, &tx) < 0) {
+            c->end = BTC_END_DISCONNECTED;
+            break;
+        }
+        if (btc_model_complete(&c->model, &c->dec)) {
+            c->end = BTC_END_COMPLETE;
+            break;
+        }
+    }
+    if (c->end != BTC_END_DISCONNECTED)
+        send_terminate(c, &tx);
+    report(c, o, t0);
+    free(rx);
+    free(tx.p);
+    return rc;
+}
+
+int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
+{
+    memset(c, 0, sizeof *c);
+    c->fd = -1;
+    int rc = connect_and_greet(c, o);
+    if (rc < 0)
+        return rc;
+    rc = btc_decoder_init(&c->dec, &c->welcome);
+    if (rc < 0) {
+        snprintf(c->err, sizeof c->err, "out of memory for the stream decoder");
+        return rc;
+    }
+    rc = btc_model_init(&c->model, &c->welcome, o->spool_dir, c->err, sizeof c->err);
+    c->have_model = 1;
+    if (rc < 0)
+        return rc;
+    int sndbuf = 0;
+    socklen_t l = sizeof sndbuf;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l) == 0 && sndbuf > 0) {
+        int64_t budget = sndbuf / (int)BT_QUERY_SIZE;
+        if (budget > MAX_QUERY_BUDGET)
+            budget = MAX_QUERY_BUDGET;
+        btc_model_set_budget(&c->model, budget - RESERVED_QUERIES);
+    }
+    rc = receive_loop(c, o);
+    close(c->fd);
+    c->fd = -1;
+    return rc;
+}
+
+void btc_capture_free(struct btc_capture *c)
+{
+    if (c->fd >= 0)
+        close(c->fd);
+    if (c->have_model) {
+        btc_model_free(&c->model);
+        btc_decoder_free(&c->dec);
+    }
+    c->have_model = 0;
+}

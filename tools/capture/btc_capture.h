@@ -1,0 +1,71 @@
+/* One capture session over TCP: connect (with retries until a timeout),
+ * handshake, then read frames and send queries on one non-blocking socket
+ * until the client's data is complete, the connection drops, or the caller
+ * asks to stop. Progress goes to a callback; nothing here prints. */
+#ifndef BTC_CAPTURE_H
+#define BTC_CAPTURE_H
+
+#include <signal.h>
+#include <stdint.h>
+
+#include "btc_decode.h"
+#include "btc_model.h"
+
+struct btc_capture_stats {
+    double elapsed_s;
+    uint64_t wire_bytes;   /* compressed bytes received */
+    uint64_t stream_bytes; /* decompressed event bytes */
+    uint64_t events;
+    uint64_t zones;
+    uint64_t rss_bytes;
+    uint64_t spool_bytes;
+    uint64_t queries_sent;
+};
+
+struct btc_capture_opts {
+    const char *host;
+    unsigned port;
+    double connect_timeout_s; /* <= 0: retry until stopped */
+    double stop_after_s;      /* <= 0: no limit */
+    uint64_t memory_limit;    /* resident bytes; 0: no limit */
+    const char *spool_dir;
+    volatile sig_atomic_t *stop; /* set asynchronously (signal handler) */
+    void (*progress)(void *ctx, const struct btc_capture_stats *s);
+    void *progress_ctx;
+};
+
+/* Why the capture ended (when btc_capture_run got as far as the data). */
+enum btc_capture_end {
+    BTC_END_COMPLETE = 0, /* Terminate received and every query answered */
+    BTC_END_DISCONNECTED, /* the client closed the connection (or died) */
+    BTC_END_STOPPED,      /* SIGINT/SIGTERM */
+    BTC_END_TIME_LIMIT,   /* -s */
+    BTC_END_MEMORY_LIMIT, /* -m */
+    BTC_END_STREAM_ERROR, /* malformed or unexpected input, see err */
+};
+
+struct btc_capture {
+    int fd;
+    int handshake; /* enum bt_wire_handshake received */
+    int have_model;
+    enum btc_capture_end end;
+    struct btc_welcome welcome;
+    struct btc_decoder dec;
+    struct btc_model model;
+    struct btc_capture_stats stats;
+    char err[512];
+};
+
+/* Runs a capture. Returns BTC_OK when data was received (c->end says how it
+ * ended; the model is ready to be written), or BTC_ERR_TIMEOUT,
+ * BTC_ERR_HANDSHAKE (c->handshake), BTC_ERR_NET, BTC_ERR_STOPPED (before
+ * connecting), BTC_ERR_NOMEM, BTC_ERR_IO with a message in c->err. */
+int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o);
+void btc_capture_free(struct btc_capture *c);
+
+/* Resident set size of this process in bytes (0 if unknown). */
+uint64_t btc_rss_bytes(void);
+/* Physical memory of the machine in bytes (0 if unknown). */
+uint64_t btc_physical_memory(void);
+
+#endif

@@ -1,0 +1,88 @@
+/* Stream decoder of the Tracy v0.14.0 wire protocol (client -> server): the
+ * welcome message, the dictionary-chained LZ4 frames, and the event stream cut
+ * into events with their times resolved and staged strings attached. It takes
+ * buffers and hands each event to a callback; it knows nothing of sockets. */
+#ifndef BTC_DECODE_H
+#define BTC_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "boardtrace/wire.h"
+
+struct btc_welcome {
+    double timer_mul;
+    int64_t init_begin;
+    int64_t init_end;
+    uint64_t resolution;
+    uint64_t epoch;
+    uint64_t exec_time;
+    uint64_t pid;
+    int64_t sampling_period;
+    uint8_t flags;
+    uint8_t cpu_arch;
+    char cpu_vendor[BT_WELCOME_CPU_VENDOR_SIZE];
+    uint32_t cpu_id;
+    char program[BT_WELCOME_PROGRAM_NAME_SIZE + 1];
+    char host_info[BT_WELCOME_HOST_INFO_SIZE + 1];
+    uint64_t on_demand_frames; /* OnDemandPayloadMessage, when flags has OnDemand */
+    int64_t on_demand_time;
+};
+
+/* Parses the 1170-byte welcome message. */
+int btc_welcome_parse(const uint8_t *buf, size_t n, struct btc_welcome *w);
+
+/* One decoded event. Pointers stay valid only during the callback. */
+struct btc_event {
+    uint8_t type;
+    const uint8_t *p; /* the event's bytes, starting with the type byte */
+    size_t size;      /* total size of the event in the stream */
+    uint64_t offset;  /* offset of the type byte in the decompressed stream */
+    int has_time;
+    int64_t time; /* ns since the welcome's initBegin (resolved reference chain) */
+    const char *str1;
+    size_t str1_len; /* staged single string consumed by this event */
+    const char *str2;
+    size_t str2_len; /* staged second string consumed by this event */
+    uint64_t key;    /* keyed strings (119..131) */
+    const uint8_t *data;
+    size_t data_len;
+};
+
+/* Returns 0 to go on, a negative status to stop (writing a message to err). */
+typedef int (*btc_event_fn)(void *ctx, const struct btc_event *ev, char *err, size_t errlen);
+
+struct btc_decoder {
+    void *lz4; /* LZ4_streamDecode_t */
+    uint8_t *ring;
+    size_t ring_off;
+    uint64_t stream_off; /* decompressed bytes consumed so far */
+    uint64_t frames;
+    uint64_t events;
+    uint64_t compressed_bytes;
+    double timer_mul;
+    int64_t init_begin;
+    int64_t ref_thr, ref_ser, ref_ctx, ref_gpu;
+    char *single, *second; /* staged strings, copied: they may arrive a frame early */
+    size_t single_len, second_len;
+    int has_single, has_second;
+};
+
+int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w);
+void btc_decoder_free(struct btc_decoder *d);
+
+/* Decompresses one LZ4 block (continuing the dictionary) and decodes it. */
+int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc_event_fn fn,
+                      void *ctx, char *err, size_t errlen);
+
+/* Decodes already decompressed event bytes; events must not straddle calls. */
+int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_event_fn fn,
+                       void *ctx, char *err, size_t errlen);
+
+/* Client ticks to ns since initBegin, as upstream converts them. */
+static inline int64_t btc_decoder_ns(const struct btc_decoder *d, int64_t ticks)
+{
+    return (int64_t)((double)(ticks - d->init_begin) * d->timer_mul);
+}
+
+#endif

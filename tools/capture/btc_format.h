@@ -1,0 +1,32 @@
+/* The .tracy file container and payload constants (protocol notes, section
+ * 7): magic, compression and stream bytes, 64 KiB blocks, file versions. */
+#ifndef BTC_FORMAT_H
+#define BTC_FORMAT_H
+
+#include <stdint.h>
+
+#define BTC_FILE_MAGIC_SIZE    4u
+#define BTC_FILE_COMPRESS_LZ4  0u
+#define BTC_FILE_COMPRESS_ZSTD 1u
+#define BTC_FILE_BLOCK_SIZE    65536u
+#define BTC_FILE_ZSTD_LEVEL    3
+#define BTC_FILE_HEADER_SIZE   8u    /* "tracy", major, minor, patch */
+#define BTC_FILE_NAME_MAX      1024u /* capture name, program, host info: len < this */
+#define BTC_FILE_PER_CPU_SLOTS 256u
+
+static const uint8_t btc_file_magic[BTC_FILE_MAGIC_SIZE] = {0x74, 0x72, 0xFD, 0x50};
+static const uint8_t btc_file_header[5] = {'t', 'r', 'a', 'c', 'y'};
+
+/* File versions as upstream packs them: major << 16 | minor << 8 | patch. */
+#define BTC_FILE_VERSION(maj, min, pat) (((maj) << 16) | ((min) << 8) | (pat))
+#define BTC_FILE_VERSION_0_14_0         BTC_FILE_VERSION(0, 14, 0)
+#define BTC_FILE_VERSION_0_11_1         BTC_FILE_VERSION(0, 11, 1)
+
+/* StringRef flags. */
+#define BTC_STRREF_IDX    0x01u
+#define BTC_STRREF_ACTIVE 0x02u
+
+/* Callstack frame ids: a 62-bit address and two flag bits (notes 8.5). */
+#define BTC_FRAME_ID_MASK 0x3FFFFFFFFFFFFFFFull
+
+#endif

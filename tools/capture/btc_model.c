@@ -1,0 +1,1275 @@
+/* The capture's event model: applies each decoded event (zones, messages,
+ * plots, frames, memory, locks, callstacks, query answers), streams bulk
+ * records to the spools and queues the queries that name what it sees. */
+#define _GNU_SOURCE
+#include "btc_model.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SRCLOCS 32767
+
+static int failf(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#include <stdarg.h>
+static int failf(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    const char *name = bt_wire_event_name(ev->type);
+    snprintf(err, errlen, "stream offset %llu: event %s (%u): %s", (unsigned long long)ev->offset,
+             name ? name : "unknown", ev->type, what);
+    return BTC_ERR_PROTOCOL;
+}
+
+static int nomem(char *err, size_t errlen)
+{
+    snprintf(err, errlen, "out of memory while applying events");
+    return BTC_ERR_NOMEM;
+}
+
+int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char *spool_dir,
+                   char *err, size_t errlen)
+{
+    memset(m, 0, sizeof *m);
+    m->welcome = *w;
+    btc_strtab_init(&m->strings);
+    btc_map_init(&m->key_strings);
+    btc_vec_init(&m->threads, sizeof(struct btc_thread));
+    btc_map_init(&m->thread_index);
+    m->current_thread = -1;
+    btc_vec_init(&m->srclocs, sizeof(struct btc_srcloc));
+    btc_map_init(&m->srcloc_index);
+    btc_vec_init(&m->payload_srclocs, sizeof(struct btc_srcloc));
+    btc_strtab_init(&m->payload_bytes);
+    btc_vec_init(&m->srcloc_zone_counts, sizeof(uint64_t));
+    btc_vec_init(&m->payload_zone_counts, sizeof(uint64_t));
+    m->pending_payload_srcloc = -1;
+    btc_vec_init(&m->plots, sizeof(struct btc_plot));
+    btc_map_init(&m->plot_index);
+    btc_vec_init(&m->framesets, sizeof(struct btc_frameset));
+    btc_map_init(&m->frameset_index);
+    btc_vec_init(&m->pools, sizeof(struct btc_pool));
+    btc_map_init(&m->pool_index);
+    btc_vec_init(&m->locks, sizeof(struct btc_lock));
+    btc_map_init(&m->lock_index);
+    btc_strtab_init(&m->callstacks);
+    btc_vec_init(&m->cs_frames, sizeof(struct btc_cs_frame));
+    btc_map_init(&m->cs_frame_index);
+    btc_vec_init(&m->subframes, sizeof(struct btc_subframe));
+    m->staging_frame = -1;
+    btc_vec_init(&m->symbols, sizeof(struct btc_symbol));
+    btc_map_init(&m->symbol_index);
+    btc_vec_init(&m->app_info, sizeof(uint32_t));
+    btc_vec_init(&m->prio.items, sizeof(struct btc_query));
+    btc_vec_init(&m->normal.items, sizeof(struct btc_query));
+    for (int i = 0; i < BT_QUERY_COUNT; i++)
+        btc_map_init(&m->pending[i]);
+    btc_vec_init(&m->srcloc_fifo, sizeof(uint64_t));
+    m->budget = 8188;
+    m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
+        m->lock_events.fd = -1;
+
+    /* The default frame set and the default memory pool always exist. */
+    struct btc_frameset *fs = btc_vec_push(&m->framesets);
+    struct btc_pool *pool = btc_vec_push(&m->pools);
+    if (!fs || !pool)
+        return nomem(err, errlen);
+    fs->continuous = 1;
+    btc_map_init(&pool->live);
+
+    int rc;
+    if ((rc = btc_spool_open(&m->zones, spool_dir, sizeof(struct btc_zone_rec), err, errlen)) ||
+        (rc = btc_spool_open(&m->extras, spool_dir, sizeof(struct btc_extra_rec), err, errlen)) ||
+        (rc = btc_spool_open(&m->msgs, spool_dir, sizeof(struct btc_msg_rec), err, errlen)) ||
+        (rc = btc_spool_open(&m->plot_points, spool_dir, sizeof(struct btc_plot_rec), err,
+                             errlen)) ||
+        (rc = btc_spool_open(&m->frames, spool_dir, sizeof(struct btc_frame_rec), err, errlen)) ||
+        (rc = btc_spool_open(&m->mem, spool_dir, sizeof(struct btc_mem_rec), err, errlen)) ||
+        (rc = btc_spool_open(&m->lock_events, spool_dir, sizeof(struct btc_lock_rec), err, errlen)))
+        return rc;
+    return BTC_OK;
+}
+
+void btc_model_free(struct btc_model *m)
+{
+    btc_strtab_free(&m->strings);
+    btc_map_free(&m->key_strings);
+    for (size_t i = 0; i < m->threads.len; i++)
+        btc_vec_free(&((struct btc_thread *)btc_vec_at(&m->threads, i))->stack);
+    btc_vec_free(&m->threads);
+    btc_map_free(&m->thread_index);
+    btc_vec_free(&m->srclocs);
+    btc_map_free(&m->srcloc_index);
+    btc_vec_free(&m->payload_srclocs);
+    btc_strtab_free(&m->payload_bytes);
+    btc_vec_free(&m->srcloc_zone_counts);
+    btc_vec_free(&m->payload_zone_counts);
+    btc_vec_free(&m->plots);
+    btc_map_free(&m->plot_index);
+    btc_vec_free(&m->framesets);
+    btc_map_free(&m->frameset_index);
+    for (size_t i = 0; i < m->pools.len; i++)
+        btc_map_free(&((struct btc_pool *)btc_vec_at(&m->pools, i))->live);
+    btc_vec_free(&m->pools);
+    btc_map_free(&m->pool_index);
+    btc_vec_free(&m->locks);
+    btc_map_free(&m->lock_index);
+    btc_strtab_free(&m->callstacks);
+    btc_vec_free(&m->cs_frames);
+    btc_map_free(&m->cs_frame_index);
+    btc_vec_free(&m->subframes);
+    btc_vec_free(&m->symbols);
+    btc_map_free(&m->symbol_index);
+    btc_vec_free(&m->app_info);
+    btc_vec_free(&m->prio.items);
+    btc_vec_free(&m->normal.items);
+    for (int i = 0; i < BT_QUERY_COUNT; i++)
+        btc_map_free(&m->pending[i]);
+    btc_vec_free(&m->srcloc_fifo);
+    btc_spool_close(&m->zones);
+    btc_spool_close(&m->extras);
+    btc_spool_close(&m->msgs);
+    btc_spool_close(&m->plot_points);
+    btc_spool_close(&m->frames);
+    btc_spool_close(&m->mem);
+    btc_spool_close(&m->lock_events);
+}
+
+void btc_model_set_budget(struct btc_model *m, int64_t budget)
+{
+    m->budget = budget;
+}
+
+/* ---- queries ---------------------------------------------------------- */
+
+static int query(struct btc_model *m, uint8_t type, uint64_t ptr)
+{
+    if (btc_map_get(&m->pending[type], ptr))
+        return BTC_OK;
+    if (btc_map_put(&m->pending[type], ptr, 1) < 0)
+        return BTC_ERR_NOMEM;
+    struct btc_query_queue *q = type < BT_QUERY_FIRST_NORMAL ? &m->prio : &m->normal;
+    struct btc_query *it = btc_vec_push(&q->items);
+    if (!it)
+        return BTC_ERR_NOMEM;
+    it->type = type;
+    it->ptr = ptr;
+    if (type == BT_QUERY_SOURCE_LOCATION) {
+        uint64_t *k = btc_vec_push(&m->srcloc_fifo);
+        if (!k)
+            return BTC_ERR_NOMEM;
+        *k = ptr;
+    }
+    return BTC_OK;
+}
+
+/* Marks the answer to (type, ptr) received; returns whether it was asked. */
+static int answered(struct btc_model *m, uint8_t type, uint64_t ptr)
+{
+    if (!btc_map_remove(&m->pending[type], ptr))
+        return 0;
+    m->budget++;
+    return 1;
+}
+
+static int queue_pop(struct btc_query_queue *q, struct btc_query *out)
+{
+    if (q->head >= q->items.len)
+        return 0;
+    *out = *(struct btc_query *)btc_vec_at(&q->items, q->head++);
+    if (q->head == q->items.len) {
+        q->head = 0;
+        q->items.len = 0;
+    }
+    return 1;
+}
+
+size_t btc_model_take_queries(struct btc_model *m, uint8_t *out, size_t max)
+{
+    size_t n = 0;
+    struct btc_query q;
+    while (n < max && m->budget > 0 && (queue_pop(&m->prio, &q) || queue_pop(&m->normal, &q))) {
+        uint8_t *p = out + n * BT_QUERY_SIZE;
+        p[BT_QUERY_OFF_TYPE] = q.type;
+        bt_wire_put_u64(p + BT_QUERY_OFF_PTR, q.ptr);
+        bt_wire_put_u32(p + BT_QUERY_OFF_EXTRA, q.extra);
+        m->budget--;
+        n++;
+    }
+    return n;
+}
+
+uint64_t btc_model_outstanding(const struct btc_model *m)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < BT_QUERY_COUNT; i++)
+        n += m->pending[i].len;
+    return n;
+}
+
+int btc_model_complete(const struct btc_model *m, const struct btc_decoder *d)
+{
+    if (!m->terminated || btc_model_outstanding(m) || m->staging_frame >= 0)
+        return 0;
+    if (d && (d->has_single || d->has_second))
+        return 0;
+    if (m->crashed)
+        return 1;
+    for (size_t i = 0; i < m->threads.len; i++)
+        if (((struct btc_thread *)btc_vec_at(&m->threads, i))->stack.len)
+            return 0;
+    return 1;
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+static int64_t intern(struct btc_model *m, const char *s, size_t len)
+{
+    return btc_strtab_intern(&m->strings, s, len);
+}
+
+/* Asks for the text of a wire string key unless it is known or zero. */
+static int want_string(struct btc_model *m, uint64_t key)
+{
+    if (!key || btc_map_get(&m->key_strings, key))
+        return BTC_OK;
+    return query(m, BT_QUERY_STRING, key);
+}
+
+static int64_t get_thread(struct btc_model *m, uint64_t tid)
+{
+    uint64_t *idx = btc_map_get(&m->thread_index, tid);
+    if (idx)
+        return (int64_t)*idx;
+    /* File thread indices are u16 with 0 reserved. */
+    if (m->threads.len >= 65534)
+        return BTC_ERR_PROTOCOL;
+    struct btc_thread *t = btc_vec_push(&m->threads);
+    if (!t)
+        return BTC_ERR_NOMEM;
+    t->tid = tid;
+    t->name = -1;
+    btc_vec_init(&t->stack, sizeof(struct btc_open_zone));
+    int64_t i = (int64_t)m->threads.len - 1;
+    if (btc_map_put(&m->thread_index, tid, (uint64_t)i) < 0 ||
+        query(m, BT_QUERY_THREAD_STRING, tid) < 0)
+        return BTC_ERR_NOMEM;
+    return i;
+}
+
+static struct btc_thread *thread_at(struct btc_model *m, int64_t i)
+{
+    return btc_vec_at(&m->threads, (size_t)i);
+}
+
+static int64_t current_thread(struct btc_model *m)
+{
+    if (m->current_thread < 0)
+        m->current_thread = get_thread(m, m->current_tid);
+    return m->current_thread;
+}
+
+/* Static source location id for a wire key (querying it on first sight). */
+static int static_srcloc(struct btc_model *m, uint64_t key, int16_t *id)
+{
+    uint64_t *v = btc_map_get(&m->srcloc_index, key);
+    if (v) {
+        *id = (int16_t)*v;
+        return BTC_OK;
+    }
+    if (m->srclocs.len >= MAX_SRCLOCS)
+        return BTC_ERR_PROTOCOL;
+    struct btc_srcloc *s = btc_vec_push(&m->srclocs);
+    uint64_t *cnt = btc_vec_push(&m->srcloc_zone_counts);
+    if (!s || !cnt)
+        return BTC_ERR_NOMEM;
+    s->key = key;
+    *id = (int16_t)m->srclocs.len;
+    if (btc_map_put(&m->srcloc_index, key, (uint64_t)*id) < 0)
+        return BTC_ERR_NOMEM;
+    return query(m, BT_QUERY_SOURCE_LOCATION, key);
+}
+
+static void see_time(struct btc_model *m, int64_t t)
+{
+    if (t > m->last_time)
+        m->last_time = t;
+}
+
+/* ---- zones ------------------------------------------------------------ */
+
+static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t srcloc,
+                      int with_callstack, char *err, size_t errlen)
+{
+    int64_t ti = current_thread(m);
+    if (ti < 0)
+        return ti == BTC_ERR_NOMEM ? nomem(err, errlen)
+                                   : failf(ev, err, errlen, "too many threads");
+    struct btc_thread *t = thread_at(m, ti);
+    if (t->stack.len >= 65535)
+        return failf(ev, err, errlen, "zones nested deeper than 65535 on thread %" PRIu64, t->tid);
+    struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
+    if (parent) {
+        if (ev->time < parent->start)
+            return failf(ev, err, errlen,
+                         "zone begins at %" PRId64 " ns, before its parent (%" PRId64 " ns)",
+                         ev->time, parent->start);
+        parent->children++;
+    }
+    struct btc_zone_rec rec = {.thread = (uint32_t)ti,
+                               .srcloc = srcloc,
+                               .depth = (uint16_t)t->stack.len,
+                               .start = ev->time,
+                               .end = -1};
+    uint64_t idx;
+    if (btc_spool_append(&m->zones, &rec, &idx) < 0) {
+        snprintf(err, errlen, "cannot write the zone spool");
+        return BTC_ERR_IO;
+    }
+    struct btc_open_zone *z = btc_vec_push(&t->stack);
+    if (!z)
+        return nomem(err, errlen);
+    z->rec = idx;
+    z->start = ev->time;
+    z->validation = t->next_validation;
+    t->next_validation = 0;
+    if (with_callstack) {
+        if (!t->pending_callstack)
+            return failf(ev, err, errlen, "expected a Callstack event before this zone");
+        z->extra.callstack = t->pending_callstack;
+        z->has_extra = 1;
+        t->pending_callstack = 0;
+    }
+    t->zones++;
+    m->zone_count++;
+    if (srcloc > 0)
+        ((uint64_t *)m->srcloc_zone_counts.data)[srcloc - 1]++;
+    else
+        ((uint64_t *)m->payload_zone_counts.data)[-srcloc - 1]++;
+    see_time(m, ev->time);
+    return BTC_OK;
+}
+
+static int close_zone(struct btc_model *m, struct btc_thread *t, struct btc_open_zone *z,
+                      int64_t end)
+{
+    struct btc_zone_rec rec;
+    memset(&rec, 0, sizeof rec);
+    rec.end = end;
+    rec.children = z->children;
+    if (z->has_extra) {
+        uint64_t idx;
+        if (btc_spool_append(&m->extras, &z->extra, &idx) < 0)
+            return BTC_ERR_IO;
+        rec.extra = (uint32_t)(idx + 1);
+    }
+    if (z->children)
+        t->child_lists++;
+    /* end, extra and children are contiguous at the end of the record. */
+    size_t off = offsetof(struct btc_zone_rec, end);
+    return btc_spool_patch(&m->zones, z->rec, off, (const uint8_t *)&rec + off, sizeof rec - off);
+}
+
+static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    int64_t ti = current_thread(m);
+    if (ti < 0)
+        return nomem(err, errlen);
+    struct btc_thread *t = thread_at(m, ti);
+    if (!t->stack.len)
+        return failf(ev, err, errlen, "zone ended with no zone open on thread %" PRIu64, t->tid);
+    struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
+    if (z->validation != t->next_validation)
+        return failf(ev, err, errlen,
+                     "zone validation id %u does not match the open zone's %u (invalid order "
+                     "of zone begin and end)",
+                     t->next_validation, z->validation);
+    t->next_validation = 0;
+    if (ev->time < z->start)
+        return failf(ev, err, errlen,
+                     "zone ends at %" PRId64 " ns, before it began (%" PRId64 " ns)", ev->time,
+                     z->start);
+    if (close_zone(m, t, z, ev->time) < 0) {
+        snprintf(err, errlen, "cannot write the zone spool");
+        return BTC_ERR_IO;
+    }
+    t->stack.len--;
+    see_time(m, ev->time);
+    return BTC_OK;
+}
+
+static int zone_top(struct btc_model *m, const struct btc_event *ev, struct btc_open_zone **out,
+                    char *err, size_t errlen)
+{
+    int64_t ti = current_thread(m);
+    if (ti < 0)
+        return nomem(err, errlen);
+    struct btc_thread *t = thread_at(m, ti);
+    if (!t->stack.len)
+        return failf(ev, err, errlen, "no zone open on thread %" PRIu64, t->tid);
+    struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
+    if (z->validation != t->next_validation)
+        return failf(ev, err, errlen, "validation id %u does not match the open zone's %u",
+                     t->next_validation, z->validation);
+    *out = z;
+    return BTC_OK;
+}
+
+/* Zone text: a second text (or value) is appended after a newline, as
+ * upstream shows it. */
+static int zone_add_text(struct btc_model *m, struct btc_open_zone *z, const char *s, size_t len)
+{
+    int64_t idx;
+    if (z->extra.text) {
+        uint32_t olen;
+        const char *old = btc_strtab_get(&m->strings, z->extra.text - 1, &olen);
+        char *cat = malloc((size_t)olen + 1 + len);
+        if (!cat)
+            return BTC_ERR_NOMEM;
+        memcpy(cat, old, olen);
+        cat[olen] = '\n';
+        memcpy(cat + olen + 1, s, len);
+        idx = intern(m, cat, (size_t)olen + 1 + len);
+        free(cat);
+    } else {
+        idx = intern(m, s, len);
+    }
+    if (idx < 0)
+        return (int)idx;
+    z->extra.text = (uint32_t)idx + 1;
+    z->has_extra = 1;
+    return BTC_OK;
+}
+
+static int zone_decorate(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    struct btc_open_zone *z = NULL;
+    int rc = zone_top(m, ev, &z, err, errlen);
+    if (rc < 0)
+        return rc;
+    switch (ev->type) {
+    case BT_EV_ZONE_TEXT:
+        rc = zone_add_text(m, z, ev->str1, ev->str1_len);
+        break;
+    case BT_EV_ZONE_NAME: {
+        int64_t idx = intern(m, ev->str1, ev->str1_len);
+        if (idx < 0)
+            return nomem(err, errlen);
+        z->extra.name = (uint32_t)idx + 1;
+        z->has_extra = 1;
+        break;
+    }
+    case BT_EV_ZONE_COLOR:
+        z->extra.color = ev->p[3] | ((uint32_t)ev->p[2] << 8) | ((uint32_t)ev->p[1] << 16);
+        z->has_extra = 1;
+        break;
+    case BT_EV_ZONE_VALUE: {
+        uint64_t v = bt_wire_get_u64(ev->p + 1);
+        char buf[64];
+        int n = snprintf(buf, sizeof buf, "%" PRIu64 " [0x%" PRIx64 "]", v, v);
+        rc = zone_add_text(m, z, buf, (size_t)n);
+        break;
+    }
+    default:
+        break;
+    }
+    return rc < 0 ? nomem(err, errlen) : BTC_OK;
+}
+
+static int payload_srcloc(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    const uint8_t *p = ev->data;
+    size_t n = ev->data_len;
+    if (n < BT_SRCLOC_PAYLOAD_MIN)
+        return failf(ev, err, errlen, "source location payload of %zu bytes, expected >= %u", n,
+                     BT_SRCLOC_PAYLOAD_MIN);
+    const uint8_t *func = p + 8;
+    const uint8_t *fend = memchr(func, 0, n - 8);
+    if (!fend)
+        return failf(ev, err, errlen, "source location payload: function name not terminated");
+    const uint8_t *file = fend + 1;
+    const uint8_t *flend = file < p + n ? memchr(file, 0, (size_t)(p + n - file)) : NULL;
+    if (!flend)
+        return failf(ev, err, errlen, "source location payload: file name not terminated");
+    const uint8_t *name = flend + 1;
+    size_t before = m->payload_bytes.lens.len;
+    int64_t pi = btc_strtab_intern(&m->payload_bytes, (const char *)p, n);
+    if (pi < 0)
+        return nomem(err, errlen);
+    if ((size_t)pi == before) {
+        if (m->payload_srclocs.len >= MAX_SRCLOCS)
+            return failf(ev, err, errlen, "more than %d distinct source location payloads",
+                         MAX_SRCLOCS);
+        struct btc_srcloc *s = btc_vec_push(&m->payload_srclocs);
+        uint64_t *cnt = btc_vec_push(&m->payload_zone_counts);
+        if (!s || !cnt)
+            return nomem(err, errlen);
+        uint32_t c = bt_wire_get_u32(p);
+        s->color = ((c & 0xFF) << 16) | (c & 0xFF00) | ((c >> 16) & 0xFF);
+        s->line = bt_wire_get_u32(p + 4);
+        int64_t fi = intern(m, (const char *)func, (size_t)(fend - func));
+        int64_t fl = intern(m, (const char *)file, (size_t)(flend - file));
+        int64_t nm = name < p + n ? intern(m, (const char *)name, (size_t)(p + n - name)) : -1;
+        if (fi < 0 || fl < 0 || nm < -1)
+            return nomem(err, errlen);
+        s->function = (uint64_t)fi + 1;
+        s->file = (uint64_t)fl + 1;
+        s->name = (uint64_t)(nm + 1);
+        s->resolved = 1;
+    }
+    m->pending_payload_srcloc = pi;
+    return BTC_OK;
+}
+
+/* ---- messages, plots, frames ------------------------------------------ */
+
+static int message(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    struct btc_msg_rec r;
+    memset(&r, 0, sizeof r);
+    unsigned t = ev->type;
+    int colored = t == BT_EV_MESSAGE_COLOR || t == BT_EV_MESSAGE_COLOR_CALLSTACK ||
+                  t == BT_EV_MESSAGE_LITERAL_COLOR || t == BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK;
+    int literal = t >= BT_EV_MESSAGE_LITERAL && t <= BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK;
+    int callstack = t == BT_EV_MESSAGE_CALLSTACK || t == BT_EV_MESSAGE_COLOR_CALLSTACK ||
+                    t == BT_EV_MESSAGE_LITERAL_CALLSTACK ||
+                    t == BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK;
+    int64_t ti = current_thread(m);
+    if (ti < 0)
+        return nomem(err, errlen);
+    r.thread = (uint32_t)ti;
+    r.time = ev->time;
+    r.color = 0xFFFFFFFFu;
+    if (colored)
+        r.color = 0xFF000000u | ev->p[11] | ((uint32_t)ev->p[10] << 8) | ((uint32_t)ev->p[9] << 16);
+    if (literal) {
+        uint64_t v = bt_wire_get_u64(ev->p + (colored ? 12 : 9));
+        r.meta = (uint8_t)v;
+        uint64_t addr = v >> 8;
+        r.text = addr | BTC_MSG_TEXT_IS_KEY;
+        if (want_string(m, addr) < 0)
+            return nomem(err, errlen);
+        if (!addr) {
+            int64_t idx = intern(m, "", 0);
+            if (idx < 0)
+                return nomem(err, errlen);
+            r.text = (uint64_t)idx;
+        }
+    } else {
+        r.meta = ev->p[colored ? 12 : 9];
+        int64_t idx = intern(m, ev->str1, ev->str1_len);
+        if (idx < 0)
+            return nomem(err, errlen);
+        r.text = (uint64_t)idx;
+    }
+    if ((r.meta & 0xF) > BT_MSG_SOURCE_TRACY || (r.meta >> 4) > BT_MSG_SEVERITY_FATAL)
+        return failf(ev, err, errlen, "message meta byte 0x%02x: source or severity out of range",
+                     r.meta);
+    if (callstack) {
+        struct btc_thread *th = thread_at(m, ti);
+        if (!th->pending_callstack)
+            return failf(ev, err, errlen, "expected a Callstack event before this message");
+        r.callstack = th->pending_callstack;
+        th->pending_callstack = 0;
+    }
+    thread_at(m, ti)->messages++;
+    see_time(m, ev->time);
+    if (btc_spool_append(&m->msgs, &r, NULL) < 0) {
+        snprintf(err, errlen, "cannot write the message spool");
+        return BTC_ERR_IO;
+    }
+    return BTC_OK;
+}
+
+static int64_t get_plot(struct btc_model *m, uint64_t key)
+{
+    uint64_t *v = btc_map_get(&m->plot_index, key);
+    if (v)
+        return (int64_t)*v;
+    struct btc_plot *p = btc_vec_push(&m->plots);
+    if (!p)
+        return BTC_ERR_NOMEM;
+    p->key = key;
+    p->fill = 1;
+    p->min = INFINITY;
+    p->max = -INFINITY;
+    int64_t i = (int64_t)m->plots.len - 1;
+    if (btc_map_put(&m->plot_index, key, (uint64_t)i) < 0)
+        return BTC_ERR_NOMEM;
+    if (!btc_map_get(&m->key_strings, key) && query(m, BT_QUERY_PLOT_NAME, key) < 0)
+        return BTC_ERR_NOMEM;
+    return i;
+}
+
+static int plot_data(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    uint64_t key = bt_wire_get_u64(ev->p + 1);
+    double v;
+    uint64_t bits = bt_wire_get_u64(ev->p + 17);
+    if (ev->type == BT_EV_PLOT_DATA_INT) {
+        v = (double)(int64_t)bits;
+    } else if (ev->type == BT_EV_PLOT_DATA_FLOAT) {
+        uint32_t b32 = bt_wire_get_u32(ev->p + 17);
+        float f;
+        memcpy(&f, &b32, sizeof f);
+        v = f;
+    } else {
+        memcpy(&v, &bits, sizeof v);
+    }
+    if (!isfinite(v))
+        return BTC_OK; /* upstream drops non-finite points too */
+    int64_t pi = get_plot(m, key);
+    if (pi < 0)
+        return nomem(err, errlen);
+    struct btc_plot *p = btc_vec_at(&m->plots, (size_t)pi);
+    if (v < p->min)
+        p->min = v;
+    if (v > p->max)
+        p->max = v;
+    p->sum += v;
+    p->count++;
+    struct btc_plot_rec r = {.plot = (uint32_t)pi, .time = ev->time, .value = v};
+    see_time(m, ev->time);
+    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+}
+
+static int frame_mark(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    uint64_t key = bt_wire_get_u64(ev->p + 9);
+    int discontinuous = ev->type != BT_EV_FRAME_MARK_MSG;
+    if (key >> 63)
+        return failf(ev, err, errlen, "frame name key 0x%016" PRIx64 " has bit 63 set", key);
+    uint64_t *v = btc_map_get(&m->frameset_index, key);
+    int64_t si;
+    if (key == 0) {
+        si = 0;
+    } else if (v) {
+        si = (int64_t)*v;
+    } else {
+        if (ev->type == BT_EV_FRAME_MARK_MSG_END) {
+            if (m->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND)
+                return BTC_OK;
+            return failf(ev, err, errlen, "end of a discontinuous frame that never started");
+        }
+        struct btc_frameset *fs = btc_vec_push(&m->framesets);
+        if (!fs)
+            return nomem(err, errlen);
+        fs->key = key;
+        fs->continuous = !discontinuous;
+        si = (int64_t)m->framesets.len - 1;
+        if (btc_map_put(&m->frameset_index, key, (uint64_t)si) < 0 ||
+            (!btc_map_get(&m->key_strings, key) && query(m, BT_QUERY_FRAME_NAME, key) < 0))
+            return nomem(err, errlen);
+    }
+    struct btc_frameset *fs = btc_vec_at(&m->framesets, (size_t)si);
+    if (fs->continuous == discontinuous)
+        return failf(ev, err, errlen, "frame set used both as continuous and discontinuous");
+    struct btc_frame_rec r = {.set = (uint32_t)si, .time = ev->time};
+    if (ev->type == BT_EV_FRAME_MARK_MSG_START) {
+        if (fs->open)
+            return failf(ev, err, errlen, "discontinuous frame started twice without an end");
+        fs->open = 1;
+        r.kind = BTC_FRAME_START;
+    } else if (ev->type == BT_EV_FRAME_MARK_MSG_END) {
+        if (!fs->open)
+            return failf(ev, err, errlen, "discontinuous frame ended twice");
+        fs->open = 0;
+        fs->count++;
+        r.kind = BTC_FRAME_END;
+    } else {
+        fs->count++;
+    }
+    see_time(m, ev->time);
+    return btc_spool_append(&m->frames, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+}
+
+/* ---- memory ----------------------------------------------------------- */
+
+static int64_t get_pool(struct btc_model *m, uint64_t name)
+{
+    if (!name)
+        return 0;
+    uint64_t *v = btc_map_get(&m->pool_index, name);
+    if (v)
+        return (int64_t)*v;
+    struct btc_pool *p = btc_vec_push(&m->pools);
+    if (!p)
+        return BTC_ERR_NOMEM;
+    p->name = name;
+    btc_map_init(&p->live);
+    int64_t i = (int64_t)m->pools.len - 1;
+    if (btc_map_put(&m->pool_index, name, (uint64_t)i) < 0 || want_string(m, name) < 0)
+        return BTC_ERR_NOMEM;
+    return i;
+}
+
+static int mem_event(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    unsigned t = ev->type;
+    int named = t == BT_EV_MEM_ALLOC_NAMED || t == BT_EV_MEM_FREE_NAMED ||
+                t == BT_EV_MEM_ALLOC_CALLSTACK_NAMED || t == BT_EV_MEM_FREE_CALLSTACK_NAMED;
+    int callstack = t == BT_EV_MEM_ALLOC_CALLSTACK || t == BT_EV_MEM_ALLOC_CALLSTACK_NAMED ||
+                    t == BT_EV_MEM_FREE_CALLSTACK || t == BT_EV_MEM_FREE_CALLSTACK_NAMED ||
+                    t == BT_EV_MEM_DISCARD_CALLSTACK;
+    int alloc = t == BT_EV_MEM_ALLOC || t == BT_EV_MEM_ALLOC_NAMED ||
+                t == BT_EV_MEM_ALLOC_CALLSTACK || t == BT_EV_MEM_ALLOC_CALLSTACK_NAMED;
+    int discard = t == BT_EV_MEM_DISCARD || t == BT_EV_MEM_DISCARD_CALLSTACK;
+    uint32_t tid = bt_wire_get_u32(ev->p + 9);
+    uint64_t ptr = bt_wire_get_u64(ev->p + 13);
+    uint64_t name = 0;
+    if (discard) {
+        name = ptr;
+    } else if (named) {
+        if (!m->pending_pool_name)
+            return failf(ev, err, errlen, "expected a MemNamePayload before this event");
+        name = m->pending_pool_name;
+        m->pending_pool_name = 0;
+    }
+    uint32_t cs = 0;
+    if (callstack) {
+        if (!m->pending_serial_callstack)
+            return failf(ev, err, errlen, "expected a CallstackSerial event before this event");
+        cs = m->pending_serial_callstack;
+        m->pending_serial_callstack = 0;
+    }
+    int64_t ti = get_thread(m, tid);
+    int64_t pi = get_pool(m, name);
+    if (ti < 0 || pi < 0)
+        return ti == BTC_ERR_PROTOCOL ? failf(ev, err, errlen, "too many threads")
+                                      : nomem(err, errlen);
+    struct btc_pool *pool = btc_vec_at(&m->pools, (size_t)pi);
+    uint16_t fthread = (uint16_t)(ti + 1);
+    int ignore_faults =
+        m->welcome.flags & (BT_WELCOME_FLAG_IGNORE_MEM_FAULTS | BT_WELCOME_FLAG_ON_DEMAND);
+    see_time(m, ev->time);
+    if (alloc) {
+        uint64_t size = bt_wire_get_u32(ev->p + 21) | ((uint64_t)bt_wire_get_u16(ev->p + 25) << 32);
+        if (btc_map_get(&pool->live, ptr)) {
+            if (!(m->welcome.flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS))
+                return failf(ev, err, errlen,
+                             "allocation of 0x%" PRIx64 ", which is already allocated", ptr);
+        }
+        struct btc_mem_rec r = {.pool = (uint32_t)pi,
+                                .thread_alloc = fthread,
+                                .ptr = ptr,
+                                .size = size,
+                                .cs_alloc = cs,
+                                .time_alloc = ev->time,
+                                .time_free = -1};
+        uint64_t idx;
+        if (btc_spool_append(&m->mem, &r, &idx) < 0 || btc_map_put(&pool->live, ptr, idx) < 0)
+            return nomem(err, errlen);
+        pool->count++;
+        return BTC_OK;
+    }
+    struct btc_mem_rec r = {.thread_free = fthread, .cs_free = cs, .time_free = ev->time};
+    size_t off = offsetof(struct btc_mem_rec, thread_free);
+    size_t off_cs = offsetof(struct btc_mem_rec, cs_free);
+    size_t off_t = offsetof(struct btc_mem_rec, time_free);
+    if (discard) {
+        for (size_t i = 0; i < pool->live.cap; i++) {
+            if (!pool->live.used[i])
+                continue;
+            uint64_t idx = pool->live.vals[i];
+            if (btc_spool_patch(&m->mem, idx, off, &r.thread_free, 2) < 0 ||
+                btc_spool_patch(&m->mem, idx, off_cs, &r.cs_free, 4) < 0 ||
+                btc_spool_patch(&m->mem, idx, off_t, &r.time_free, 8) < 0)
+                return BTC_ERR_IO;
+            pool->freed++;
+        }
+        btc_map_clear(&pool->live);
+        return BTC_OK;
+    }
+    if (ptr == 0)
+        return BTC_OK;
+    uint64_t *idxp = btc_map_get(&pool->live, ptr);
+    if (!idxp) {
+        if (ignore_faults)
+            return BTC_OK;
+        return failf(ev, err, errlen, "free of 0x%" PRIx64 ", which is not allocated", ptr);
+    }
+    uint64_t idx = *idxp;
+    btc_map_remove(&pool->live, ptr);
+    if (btc_spool_patch(&m->mem, idx, off, &r.thread_free, 2) < 0 ||
+        btc_spool_patch(&m->mem, idx, off_cs, &r.cs_free, 4) < 0 ||
+        btc_spool_patch(&m->mem, idx, off_t, &r.time_free, 8) < 0)
+        return BTC_ERR_IO;
+    pool->freed++;
+    return BTC_OK;
+}
+
+/* ---- locks ------------------------------------------------------------ */
+
+static struct btc_lock *find_lock(struct btc_model *m, uint32_t id, uint32_t *index)
+{
+    uint64_t *v = btc_map_get(&m->lock_index, id);
+    if (!v)
+        return NULL;
+    *index = (uint32_t)*v;
+    return btc_vec_at(&m->locks, (size_t)*v);
+}
+
+static int lock_event(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    const uint8_t *p = ev->p;
+    unsigned t = ev->type;
+    if (t == BT_EV_LOCK_ANNOUNCE) {
+        uint32_t id = bt_wire_get_u32(p + 1);
+        uint32_t li;
+        if (find_lock(m, id, &li))
+            return failf(ev, err, errlen, "lock %u announced twice", id);
+        struct btc_lock *l = btc_vec_push(&m->locks);
+        if (!l)
+            return nomem(err, errlen);
+        l->id = id;
+        l->type = p[21];
+        l->name = -1;
+        l->announce = ev->time;
+        if (btc_map_put(&m->lock_index, id, m->locks.len - 1) < 0)
+            return nomem(err, errlen);
+        int rc = static_srcloc(m, bt_wire_get_u64(p + 13), &l->srcloc);
+        if (rc < 0)
+            return rc == BTC_ERR_NOMEM ? nomem(err, errlen)
+                                       : failf(ev, err, errlen, "too many source locations");
+        see_time(m, ev->time);
+        return BTC_OK;
+    }
+    if (t == BT_EV_LOCK_MARK) {
+        int16_t id;
+        int rc = static_srcloc(m, bt_wire_get_u64(p + 9), &id);
+        if (rc >= 0 && get_thread(m, bt_wire_get_u32(p + 1)) < 0)
+            rc = BTC_ERR_NOMEM;
+        return rc < 0 ? failf(ev, err, errlen, "cannot record the lock mark") : BTC_OK;
+    }
+    uint32_t id = bt_wire_get_u32(p + ((t == BT_EV_LOCK_RELEASE || t == BT_EV_LOCK_SHARED_RELEASE ||
+                                        t == BT_EV_LOCK_NAME || t == BT_EV_LOCK_TERMINATE)
+                                           ? 1
+                                           : 5));
+    uint32_t li;
+    struct btc_lock *l = find_lock(m, id, &li);
+    if (!l)
+        return failf(ev, err, errlen, "lock %u used before its LockAnnounce", id);
+    if (t == BT_EV_LOCK_TERMINATE) {
+        l->terminate = ev->time;
+        see_time(m, ev->time);
+        return BTC_OK;
+    }
+    if (t == BT_EV_LOCK_NAME) {
+        int64_t idx = intern(m, ev->str1, ev->str1_len);
+        if (idx < 0)
+            return nomem(err, errlen);
+        l->name = idx;
+        return BTC_OK;
+    }
+    struct btc_lock_rec r = {.lock = li, .time = ev->time};
+    uint64_t tid;
+    switch (t) {
+    case BT_EV_LOCK_WAIT:
+        r.type = 0;
+        break;
+    case BT_EV_LOCK_OBTAIN:
+        r.type = 1;
+        break;
+    case BT_EV_LOCK_RELEASE:
+        r.type = 2;
+        break;
+    case BT_EV_LOCK_SHARED_WAIT:
+        r.type = 3;
+        break;
+    case BT_EV_LOCK_SHARED_OBTAIN:
+        r.type = 4;
+        break;
+    default:
+        r.type = 5;
+        break;
+    }
+    if (t == BT_EV_LOCK_RELEASE) {
+        if (!l->nthreads)
+            return failf(ev, err, errlen, "release of lock %u that nobody obtained", id);
+        r.thread = l->holder;
+    } else {
+        tid = bt_wire_get_u32(p + (t == BT_EV_LOCK_SHARED_RELEASE ? 13 : 1));
+        unsigned k = 0;
+        while (k < l->nthreads && l->tids[k] != tid)
+            k++;
+        if (k == l->nthreads) {
+            if (k == BTC_LOCK_MAX_THREADS)
+                return failf(ev, err, errlen, "lock %u used by more than %d threads", id,
+                             BTC_LOCK_MAX_THREADS);
+            l->tids[l->nthreads++] = tid;
+            if (get_thread(m, tid) < 0)
+                return nomem(err, errlen);
+        }
+        r.thread = (uint8_t)k;
+        if (t == BT_EV_LOCK_OBTAIN)
+            l->holder = (uint8_t)k;
+    }
+    l->events++;
+    see_time(m, ev->time);
+    return btc_spool_append(&m->lock_events, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+}
+
+/* ---- callstacks and symbols ------------------------------------------- */
+
+static int callstack_payload(struct btc_model *m, const struct btc_event *ev, char *err,
+                             size_t errlen)
+{
+    if (ev->data_len % 8 || !ev->data_len || ev->data_len / 8 > 65535)
+        return failf(ev, err, errlen, "callstack payload of %zu bytes, expected a multiple of 8",
+                     ev->data_len);
+    size_t before = btc_strtab_count(&m->callstacks);
+    int64_t ci = btc_strtab_intern(&m->callstacks, (const char *)ev->data, ev->data_len);
+    if (ci < 0)
+        return nomem(err, errlen);
+    m->last_callstack = (uint32_t)ci + 1;
+    if ((size_t)ci != before)
+        return BTC_OK;
+    for (size_t i = 0; i < ev->data_len / 8; i++) {
+        uint64_t addr = bt_wire_get_u64(ev->data + 8 * i);
+        if (btc_map_get(&m->cs_frame_index, addr))
+            continue;
+        struct btc_cs_frame *f = btc_vec_push(&m->cs_frames);
+        if (!f)
+            return nomem(err, errlen);
+        f->addr = addr;
+        f->image = -1;
+        if (btc_map_put(&m->cs_frame_index, addr, m->cs_frames.len - 1) < 0 ||
+            query(m, BT_QUERY_CALLSTACK_FRAME, addr) < 0)
+            return nomem(err, errlen);
+    }
+    return BTC_OK;
+}
+
+static int callstack_frame_size(struct btc_model *m, const struct btc_event *ev, char *err,
+                                size_t errlen)
+{
+    uint64_t ptr = bt_wire_get_u64(ev->p + 1);
+    unsigned n = ev->p[9];
+    if (m->staging_frame >= 0)
+        return failf(ev, err, errlen,
+                     "frame 0x%" PRIx64 " announced before the previous "
+                     "frame's %u subframes arrived",
+                     ptr, m->staging_left);
+    if (!answered(m, BT_QUERY_CALLSTACK_FRAME, ptr))
+        return failf(ev, err, errlen, "answer for frame 0x%" PRIx64 ", which was not asked for",
+                     ptr);
+    if (n == 0)
+        return failf(ev, err, errlen, "frame 0x%" PRIx64 " with 0 subframes, expected 1..255", ptr);
+    uint64_t *fi = btc_map_get(&m->cs_frame_index, ptr);
+    struct btc_cs_frame *f = btc_vec_at(&m->cs_frames, (size_t)*fi);
+    int64_t img = intern(m, ev->str1, ev->str1_len);
+    if (img < 0)
+        return nomem(err, errlen);
+    f->image = img;
+    f->first = (uint32_t)m->subframes.len;
+    f->n = n;
+    m->staging_frame = (int64_t)*fi;
+    m->staging_left = n;
+    return BTC_OK;
+}
+
+static int callstack_frame(struct btc_model *m, const struct btc_event *ev, char *err,
+                           size_t errlen)
+{
+    if (m->staging_frame < 0)
+        return failf(ev, err, errlen, "subframe without a CallstackFrameSize before it");
+    struct btc_cs_frame *f = btc_vec_at(&m->cs_frames, (size_t)m->staging_frame);
+    struct btc_subframe *s = btc_vec_push(&m->subframes);
+    int64_t name = intern(m, ev->str1, ev->str1_len);
+    int64_t file = intern(m, ev->str2, ev->str2_len);
+    if (!s || name < 0 || file < 0)
+        return nomem(err, errlen);
+    s->name = (uint32_t)name;
+    s->file = (uint32_t)file;
+    s->line = bt_wire_get_u32(ev->p + 1);
+    s->sym_addr = bt_wire_get_u64(ev->p + 5);
+    uint32_t sym_len = bt_wire_get_u32(ev->p + 13);
+    if (s->sym_addr && !btc_map_get(&m->symbol_index, s->sym_addr)) {
+        struct btc_symbol *y = btc_vec_push(&m->symbols);
+        if (!y)
+            return nomem(err, errlen);
+        y->addr = s->sym_addr;
+        y->name = s->name + 1;
+        y->image = (uint32_t)f->image + 1;
+        y->call_file = s->file + 1;
+        y->call_line = s->line;
+        y->size = sym_len & 0xFFFFFF;
+        y->is_inline = m->staging_left > 1; /* all but the last subframe are inlined */
+        if (btc_map_put(&m->symbol_index, y->addr, m->symbols.len - 1) < 0 ||
+            query(m, BT_QUERY_SYMBOL, y->addr) < 0)
+            return nomem(err, errlen);
+    }
+    if (--m->staging_left == 0) {
+        f->resolved = 1;
+        m->staging_frame = -1;
+    }
+    return BTC_OK;
+}
+
+static int symbol_information(struct btc_model *m, const struct btc_event *ev, char *err,
+                              size_t errlen)
+{
+    uint64_t addr = bt_wire_get_u64(ev->p + 5);
+    if (!answered(m, BT_QUERY_SYMBOL, addr))
+        return failf(ev, err, errlen, "answer for symbol 0x%" PRIx64 ", which was not asked for",
+                     addr);
+    uint64_t *si = btc_map_get(&m->symbol_index, addr);
+    struct btc_symbol *y = btc_vec_at(&m->symbols, (size_t)*si);
+    int64_t file = intern(m, ev->str1, ev->str1_len);
+    if (file < 0)
+        return nomem(err, errlen);
+    y->file = (uint32_t)file + 1;
+    y->line = bt_wire_get_u32(ev->p + 1);
+    y->resolved = 1;
+    return BTC_OK;
+}
+
+/* ---- answers ---------------------------------------------------------- */
+
+static int source_location(struct btc_model *m, const struct btc_event *ev, char *err,
+                           size_t errlen)
+{
+    if (m->srcloc_fifo_head >= m->srcloc_fifo.len)
+        return failf(ev, err, errlen, "source location answer with no query outstanding");
+    uint64_t key = ((uint64_t *)m->srcloc_fifo.data)[m->srcloc_fifo_head++];
+    if (m->srcloc_fifo_head == m->srcloc_fifo.len)
+        m->srcloc_fifo_head = m->srcloc_fifo.len = 0;
+    answered(m, BT_QUERY_SOURCE_LOCATION, key);
+    uint64_t *id = btc_map_get(&m->srcloc_index, key);
+    struct btc_srcloc *s = btc_vec_at(&m->srclocs, (size_t)*id - 1);
+    const uint8_t *p = ev->p;
+    s->name = bt_wire_get_u64(p + 1);
+    s->function = bt_wire_get_u64(p + 9);
+    s->file = bt_wire_get_u64(p + 17);
+    s->line = bt_wire_get_u32(p + 25);
+    s->color = p[31] | ((uint32_t)p[30] << 8) | ((uint32_t)p[29] << 16);
+    s->resolved = 1;
+    if (want_string(m, s->name) < 0 || want_string(m, s->function) < 0 ||
+        want_string(m, s->file) < 0)
+        return nomem(err, errlen);
+    return BTC_OK;
+}
+
+static int keyed_string(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    uint8_t q;
+    switch (ev->type) {
+    case BT_EV_STRING_DATA:
+        q = BT_QUERY_STRING;
+        break;
+    case BT_EV_THREAD_NAME:
+        q = BT_QUERY_THREAD_STRING;
+        break;
+    case BT_EV_PLOT_NAME:
+        q = BT_QUERY_PLOT_NAME;
+        break;
+    case BT_EV_FRAME_NAME:
+        q = BT_QUERY_FRAME_NAME;
+        break;
+    default:
+        return BTC_OK;
+    }
+    /* An answer nobody asked for earns no budget but its text is kept. */
+    answered(m, q, ev->key);
+    int64_t idx = intern(m, (const char *)ev->data, ev->data_len);
+    if (idx < 0)
+        return nomem(err, errlen);
+    if (q == BT_QUERY_THREAD_STRING) {
+        uint64_t *ti = btc_map_get(&m->thread_index, ev->key);
+        if (ti)
+            thread_at(m, (int64_t)*ti)->name = idx;
+        return BTC_OK;
+    }
+    return btc_map_put(&m->key_strings, ev->key, (uint64_t)idx) < 0 ? nomem(err, errlen) : BTC_OK;
+}
+
+int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t errlen)
+{
+    struct btc_model *m = ctx;
+    const uint8_t *p = ev->p;
+    int16_t sl;
+    int rc;
+    m->event_count++;
+    switch (ev->type) {
+    case BT_EV_ZONE_BEGIN:
+    case BT_EV_ZONE_BEGIN32:
+    case BT_EV_ZONE_BEGIN16:
+    case BT_EV_ZONE_BEGIN_CALLSTACK:
+    case BT_EV_ZONE_BEGIN_CALLSTACK32:
+    case BT_EV_ZONE_BEGIN_CALLSTACK16: {
+        size_t koff = ev->size - 8;
+        rc = static_srcloc(m, bt_wire_get_u64(p + koff), &sl);
+        if (rc < 0)
+            return rc == BTC_ERR_NOMEM
+                       ? nomem(err, errlen)
+                       : failf(ev, err, errlen, "more than %d source locations", MAX_SRCLOCS);
+        return zone_begin(m, ev, sl, ev->type >= BT_EV_ZONE_BEGIN_CALLSTACK, err, errlen);
+    }
+    case BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC:
+    case BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
+        if (m->pending_payload_srcloc < 0)
+            return failf(ev, err, errlen, "expected a SourceLocationPayload before this zone");
+        sl = (int16_t)(-m->pending_payload_srcloc - 1);
+        m->pending_payload_srcloc = -1;
+        return zone_begin(m, ev, sl, ev->type == BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK, err,
+                          errlen);
+    case BT_EV_ZONE_END:
+    case BT_EV_ZONE_END32:
+    case BT_EV_ZONE_END16:
+        return zone_end(m, ev, err, errlen);
+    case BT_EV_ZONE_TEXT:
+    case BT_EV_ZONE_NAME:
+    case BT_EV_ZONE_COLOR:
+    case BT_EV_ZONE_VALUE:
+        return zone_decorate(m, ev, err, errlen);
+    case BT_EV_ZONE_VALIDATION: {
+        int64_t ti = current_thread(m);
+        if (ti < 0)
+            return nomem(err, errlen);
+        thread_at(m, ti)->next_validation = bt_wire_get_u32(p + 1);
+        return BTC_OK;
+    }
+    case BT_EV_SOURCE_LOCATION_PAYLOAD:
+        return payload_srcloc(m, ev, err, errlen);
+    case BT_EV_THREAD_CONTEXT:
+        /* The thread record (and its name query) waits for an event that
+         * needs it, as upstream: a thread that only plots gets none. */
+        m->current_tid = bt_wire_get_u32(p + 1);
+        m->current_thread = -1;
+        return BTC_OK;
+    case BT_EV_MESSAGE:
+    case BT_EV_MESSAGE_COLOR:
+    case BT_EV_MESSAGE_CALLSTACK:
+    case BT_EV_MESSAGE_COLOR_CALLSTACK:
+    case BT_EV_MESSAGE_LITERAL:
+    case BT_EV_MESSAGE_LITERAL_COLOR:
+    case BT_EV_MESSAGE_LITERAL_CALLSTACK:
+    case BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK:
+        return message(m, ev, err, errlen);
+    case BT_EV_MESSAGE_APP_INFO: {
+        int64_t idx = intern(m, ev->str1, ev->str1_len);
+        uint32_t *slot = btc_vec_push(&m->app_info);
+        if (idx < 0 || !slot)
+            return nomem(err, errlen);
+        *slot = (uint32_t)idx;
+        return BTC_OK;
+    }
+    case BT_EV_PLOT_DATA_INT:
+    case BT_EV_PLOT_DATA_FLOAT:
+    case BT_EV_PLOT_DATA_DOUBLE:
+        return plot_data(m, ev, err, errlen);
+    case BT_EV_PLOT_CONFIG: {
+        int64_t pi = get_plot(m, bt_wire_get_u64(p + 1));
+        if (pi < 0)
+            return nomem(err, errlen);
+        struct btc_plot *pl = btc_vec_at(&m->plots, (size_t)pi);
+        pl->format = p[9];
+        pl->step = p[10];
+        pl->fill = p[11];
+        pl->color = bt_wire_get_u32(p + 12) & 0xFFFFFF;
+        return BTC_OK;
+    }
+    case BT_EV_FRAME_MARK_MSG:
+    case BT_EV_FRAME_MARK_MSG_START:
+    case BT_EV_FRAME_MARK_MSG_END:
+        return frame_mark(m, ev, err, errlen);
+    case BT_EV_MEM_NAME_PAYLOAD:
+        m->pending_pool_name = bt_wire_get_u64(p + 1);
+        if (!m->pending_pool_name)
+            return failf(ev, err, errlen, "memory pool name 0 (names must be non-zero)");
+        return BTC_OK;
+    case BT_EV_MEM_ALLOC:
+    case BT_EV_MEM_ALLOC_NAMED:
+    case BT_EV_MEM_FREE:
+    case BT_EV_MEM_FREE_NAMED:
+    case BT_EV_MEM_ALLOC_CALLSTACK:
+    case BT_EV_MEM_ALLOC_CALLSTACK_NAMED:
+    case BT_EV_MEM_FREE_CALLSTACK:
+    case BT_EV_MEM_FREE_CALLSTACK_NAMED:
+    case BT_EV_MEM_DISCARD:
+    case BT_EV_MEM_DISCARD_CALLSTACK:
+        return mem_event(m, ev, err, errlen);
+    case BT_EV_LOCK_WAIT:
+    case BT_EV_LOCK_OBTAIN:
+    case BT_EV_LOCK_RELEASE:
+    case BT_EV_LOCK_SHARED_WAIT:
+    case BT_EV_LOCK_SHARED_OBTAIN:
+    case BT_EV_LOCK_SHARED_RELEASE:
+    case BT_EV_LOCK_NAME:
+    case BT_EV_LOCK_ANNOUNCE:
+    case BT_EV_LOCK_TERMINATE:
+    case BT_EV_LOCK_MARK:
+        return lock_event(m, ev, err, errlen);
+    case BT_EV_CALLSTACK_PAYLOAD:
+        return callstack_payload(m, ev, err, errlen);
+    case BT_EV_CALLSTACK:
+    case BT_EV_CALLSTACK_SERIAL: {
+        if (!m->last_callstack)
+            return failf(ev, err, errlen, "expected a CallstackPayload before this event");
+        if (ev->type == BT_EV_CALLSTACK_SERIAL) {
+            m->pending_serial_callstack = m->last_callstack;
+        } else {
+            int64_t ti = current_thread(m);
+            if (ti < 0)
+                return nomem(err, errlen);
+            thread_at(m, ti)->pending_callstack = m->last_callstack;
+        }
+        m->last_callstack = 0;
+        return BTC_OK;
+    }
+    case BT_EV_CALLSTACK_FRAME_SIZE:
+        return callstack_frame_size(m, ev, err, errlen);
+    case BT_EV_CALLSTACK_FRAME:
+        return callstack_frame(m, ev, err, errlen);
+    case BT_EV_SYMBOL_INFORMATION:
+        return symbol_information(m, ev, err, errlen);
+    case BT_EV_SOURCE_LOCATION:
+        return source_location(m, ev, err, errlen);
+    case BT_EV_STRING_DATA:
+    case BT_EV_THREAD_NAME:
+    case BT_EV_PLOT_NAME:
+    case BT_EV_FRAME_NAME:
+        return keyed_string(m, ev, err, errlen);
+    case BT_EV_TERMINATE:
+        m->terminated = 1;
+        return BTC_OK;
+    case BT_EV_CRASH:
+        m->crashed = 1;
+        return BTC_OK;
+    case BT_EV_CRASH_REPORT:
+        m->crashed = 1;
+        see_time(m, ev->time);
+        return want_string(m, bt_wire_get_u64(p + 9)) < 0 ? nomem(err, errlen) : BTC_OK;
+    default:
+        /* Parsed and skipped: GPU zones, context switches, samples, hardware
+         * samples, fibers, sections, frame images, system time/power, CPU
+         * topology, parameters, keep-alives, and answers to queries this
+         * capture never sends. Their times still moved the references. */
+        if (ev->has_time && ev->type != BT_EV_GPU_TIME)
+            see_time(m, ev->time);
+        return BTC_OK;
+    }
+}
+
+int btc_model_finish(struct btc_model *m)
+{
+    for (size_t i = 0; i < m->threads.len; i++) {
+        struct btc_thread *t = thread_at(m, (int64_t)i);
+        while (t->stack.len) {
+            struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
+            int rc = close_zone(m, t, z, -1);
+            if (rc < 0)
+                return rc;
+            t->stack.len--;
+        }
+    }
+    return BTC_OK;
+}

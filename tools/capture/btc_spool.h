@@ -1,0 +1,47 @@
+/* Spool files: the compact temporary files a capture streams its bulk
+ * records to (zones, messages, plot points, frames, memory and lock events),
+ * so memory stays bounded however long the capture runs. Fixed-size records
+ * are appended through a buffer and may be patched later (a zone's end). */
+#ifndef BTC_SPOOL_H
+#define BTC_SPOOL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct btc_spool {
+    int fd;
+    size_t rec;       /* record size */
+    uint8_t *buf;     /* unflushed tail */
+    size_t buf_len;   /* bytes in buf */
+    size_t buf_cap;   /* capacity, a multiple of rec */
+    uint64_t flushed; /* bytes written to the file */
+    uint64_t count;   /* records appended */
+};
+
+/* Creates an unlinked temporary file in dir (it disappears with the process). */
+int btc_spool_open(struct btc_spool *s, const char *dir, size_t rec_size, char *err, size_t errlen);
+void btc_spool_close(struct btc_spool *s);
+/* Appends one record; *index receives its number. */
+int btc_spool_append(struct btc_spool *s, const void *rec, uint64_t *index);
+/* Overwrites len bytes at offset off inside record index. */
+int btc_spool_patch(struct btc_spool *s, uint64_t index, size_t off, const void *data, size_t len);
+int btc_spool_flush(struct btc_spool *s);
+/* Bytes the spool occupies on disk plus in its buffer. */
+static inline uint64_t btc_spool_bytes(const struct btc_spool *s)
+{
+    return s->flushed + s->buf_len;
+}
+
+/* Sequential reader over a spool's records (flushes the spool first). */
+struct btc_spool_reader {
+    struct btc_spool *s;
+    uint8_t *buf;
+    size_t len, pos;
+    uint64_t file_off;
+};
+int btc_spool_reader_open(struct btc_spool_reader *r, struct btc_spool *s);
+/* Returns 1 and points *rec at the next record, 0 at the end, < 0 on error. */
+int btc_spool_reader_next(struct btc_spool_reader *r, const uint8_t **rec);
+void btc_spool_reader_close(struct btc_spool_reader *r);
+
+#endif

@@ -1,0 +1,100 @@
+/* Writing and reading .tracy files (upstream Tracy's trace format, 0.14.0
+ * layout or the older 0.11.1 one). The writer builds the file from a finished
+ * capture model and its spools; the reader streams any 0.11.1 or 0.14.0 file
+ * (ours or upstream's) to callbacks without holding its zones in memory. */
+#ifndef BTC_TRACY_H
+#define BTC_TRACY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "btc_format.h"
+#include "btc_model.h"
+#include "btc_util.h"
+
+/* Writes the model as a .tracy file; version is BTC_FILE_VERSION_0_14_0 or
+ * BTC_FILE_VERSION_0_11_1. *bytes receives the file size. */
+int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uint64_t *bytes,
+                    char *err, size_t errlen);
+
+/* ---- reader ----------------------------------------------------------- */
+
+struct btc_read_srcloc {
+    int64_t name, function, file; /* string index, -1 none */
+    uint32_t line, color;
+};
+
+struct btc_read_zone {
+    uint64_t thread_id;
+    int16_t srcloc;
+    uint32_t depth;
+    int64_t start, end; /* ns; end -1 when the zone never ended */
+    uint32_t extra;
+};
+
+struct btc_read_frameset {
+    int64_t name; /* string index, -1 for the default set */
+    int continuous;
+    uint64_t frames;
+};
+
+struct btc_read_pool {
+    int64_t name; /* string index, -1 for the default pool */
+    uint64_t events, active, freed, allocs_with_callstack, frees_with_callstack;
+};
+
+struct btc_read_plot {
+    int64_t name;
+    uint8_t type;
+    uint64_t points;
+    double min, max;
+};
+
+struct btc_read_thread {
+    uint64_t id;
+    int64_t name; /* string index, -1 none */
+    uint64_t zones, messages;
+};
+
+/* What a trace holds, apart from zones (those go to the zone callback). */
+struct btc_trace {
+    uint32_t version;
+    double timer_mul;
+    int64_t resolution, last_time;
+    uint64_t pid, capture_time;
+    uint8_t cpu_arch;
+    char capture_name[BTC_FILE_NAME_MAX];
+    char program[BTC_FILE_NAME_MAX];
+    char host_info[BTC_FILE_NAME_MAX];
+    struct btc_strtab strings;  /* in file order: index = string index */
+    struct btc_vec string_keys; /* u64 file key of each string */
+    struct btc_map key_string;  /* pointer key -> string index (sections 8-9) */
+    struct btc_vec statics;     /* struct btc_read_srcloc, file id s > 0 is entry s - 1 */
+    struct btc_vec payloads;    /* struct btc_read_srcloc, file id s < 0 is entry -s - 1 */
+    struct btc_vec framesets;   /* struct btc_read_frameset */
+    struct btc_vec threads;     /* struct btc_read_thread */
+    struct btc_vec pools;       /* struct btc_read_pool */
+    struct btc_vec plots;       /* struct btc_read_plot */
+    struct btc_vec app_info;    /* u32 string index */
+    uint64_t zones, messages, messages_user, messages_colored, messages_tracy;
+    uint64_t messages_with_callstack, locks, lock_events;
+    uint64_t callstacks, callstack_frames, symbols;
+    uint64_t extras;
+};
+
+/* Called for each zone in file order (per thread, depth first). */
+typedef int (*btc_zone_fn)(void *ctx, const struct btc_trace *t, const struct btc_read_zone *z);
+
+int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *ctx, char *err,
+                   size_t errlen);
+/* Reads from an in-memory file image (fuzzing, tests). */
+int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn, void *ctx,
+                       char *err, size_t errlen);
+void btc_trace_free(struct btc_trace *t);
+
+/* A string of the trace by index ("" for -1 or out of range). */
+const char *btc_trace_string(const struct btc_trace *t, int64_t idx);
+/* The source location of a zone's file srcloc id, or NULL. */
+const struct btc_read_srcloc *btc_trace_srcloc(const struct btc_trace *t, int16_t id);
+
+#endif

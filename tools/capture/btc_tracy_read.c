@@ -1,0 +1,849 @@
+/* The .tracy reader: undoes the block container (zstd or LZ4, 1..255
+ * streams), then walks every section of a 0.14.0 or 0.11.1 payload, keeping
+ * names and counts and handing zones to a callback as it meets them. Every
+ * count comes from the file, so each loop stops at the first short read. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <lz4.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "btc_format.h"
+#include "btc_tracy.h"
+
+#define MAX_STRING_BYTES (64u * 1024u * 1024u)
+#define MAX_ZONE_DEPTH   (1u << 20)
+#define MAX_COMPRESSED   (2u * 1024u * 1024u)
+
+struct stream_ctx {
+    ZSTD_DStream *z;
+    LZ4_streamDecode_t *lz4;
+    uint8_t *lz4buf[2];
+    int lz4sel;
+};
+
+struct rd {
+    FILE *f;
+    const uint8_t *mem;
+    size_t mem_len, mem_pos;
+    int compression;
+    unsigned streams, next_stream;
+    struct stream_ctx *ctx;
+    uint8_t *cbuf;
+    uint8_t *blk; /* current decompressed block */
+    const uint8_t *cur;
+    size_t len, pos;
+    int at_end;
+    int failed;
+    char *err;
+    size_t errlen;
+    uint64_t payload_off;
+};
+
+static int raw_read(struct rd *r, void *p, size_t n)
+{
+    if (r->f)
+        return fread(p, 1, n, r->f) == n;
+    if (r->mem_len - r->mem_pos < n)
+        return 0;
+    memcpy(p, r->mem + r->mem_pos, n);
+    r->mem_pos += n;
+    return 1;
+}
+
+static void rd_fail(struct rd *r, const char *msg)
+{
+    if (!r->failed)
+        snprintf(r->err, r->errlen, "payload offset %llu: %s", (unsigned long long)r->payload_off,
+                 msg);
+    r->failed = 1;
+}
+
+/* Loads the next block of the payload; returns 0 at a clean end. */
+static int next_block(struct rd *r)
+{
+    uint8_t szb[4];
+    if (!raw_read(r, szb, 4)) {
+        r->at_end = 1;
+        return 0;
+    }
+    uint32_t sz = bt_wire_get_u32(szb);
+    if (sz == 0 || sz > MAX_COMPRESSED) {
+        rd_fail(r, "block with an impossible compressed size");
+        return 0;
+    }
+    if (!raw_read(r, r->cbuf, sz)) {
+        rd_fail(r, "file ends inside a compressed block");
+        return 0;
+    }
+    struct stream_ctx *s = &r->ctx[r->next_stream];
+    r->next_stream = (r->next_stream + 1) % r->streams;
+    if (r->compression == BTC_FILE_COMPRESS_ZSTD) {
+        ZSTD_inBuffer in = {r->cbuf, sz, 0};
+        ZSTD_outBuffer out = {r->blk, BTC_FILE_BLOCK_SIZE, 0};
+        size_t rc = ZSTD_decompressStream(s->z, &out, &in);
+        if (ZSTD_isError(rc)) {
+            rd_fail(r, "zstd block does not decompress");
+            return 0;
+        }
+        r->cur = r->blk;
+        r->len = out.pos;
+    } else {
+        /* Upstream's LZ4 streams alternate two 64 KiB buffers so a block may
+         * reference the previous block of the same stream. */
+        uint8_t *dst = s->lz4buf[s->lz4sel];
+        s->lz4sel ^= 1;
+        int n = LZ4_decompress_safe_continue(s->lz4, (const char *)r->cbuf, (char *)dst, (int)sz,
+                                             BTC_FILE_BLOCK_SIZE);
+        if (n < 0) {
+            rd_fail(r, "LZ4 block does not decompress");
+            return 0;
+        }
+        r->cur = dst;
+        r->len = (size_t)n;
+    }
+    r->pos = 0;
+    return r->len > 0;
+}
+
+static void get(struct rd *r, void *p, size_t n)
+{
+    uint8_t *o = p;
+    while (n) {
+        if (r->failed) {
+            memset(o, 0, n);
+            return;
+        }
+        if (r->pos == r->len && !next_block(r)) {
+            if (!r->failed)
+                rd_fail(r, "payload ends early");
+            memset(o, 0, n);
+            return;
+        }
+        size_t k = r->len - r->pos;
+        if (k > n)
+            k = n;
+        memcpy(o, r->cur + r->pos, k);
+        r->pos += k;
+        r->payload_off += k;
+        o += k;
+        n -= k;
+    }
+}
+
+static void skip(struct rd *r, uint64_t n)
+{
+    uint8_t tmp[256];
+    while (n && !r->failed) {
+        size_t k = n > sizeof tmp ? sizeof tmp : (size_t)n;
+        get(r, tmp, k);
+        n -= k;
+    }
+}
+
+static uint8_t g8(struct rd *r)
+{
+    uint8_t v;
+    get(r, &v, 1);
+    return v;
+}
+static uint16_t g16(struct rd *r)
+{
+    uint8_t b[2];
+    get(r, b, 2);
+    return bt_wire_get_u16(b);
+}
+static uint32_t g24(struct rd *r)
+{
+    uint8_t b[3];
+    get(r, b, 3);
+    return b[0] | ((uint32_t)b[1] << 8) | ((uint32_t)b[2] << 16);
+}
+static uint32_t g32(struct rd *r)
+{
+    uint8_t b[4];
+    get(r, b, 4);
+    return bt_wire_get_u32(b);
+}
+static uint64_t g64(struct rd *r)
+{
+    uint8_t b[8];
+    get(r, b, 8);
+    return bt_wire_get_u64(b);
+}
+static double gf64(struct rd *r)
+{
+    uint64_t b = g64(r);
+    double d;
+    memcpy(&d, &b, 8);
+    return d;
+}
+static int64_t gwto(struct rd *r, int64_t *ref)
+{
+    *ref += (int64_t)g64(r);
+    return *ref;
+}
+
+/* A length-prefixed name limited to BTC_FILE_NAME_MAX - 1 bytes. */
+static void gname(struct rd *r, char *out)
+{
+    uint64_t len = g64(r);
+    if (len >= BTC_FILE_NAME_MAX) {
+        rd_fail(r, "name longer than 1023 bytes");
+        out[0] = 0;
+        return;
+    }
+    get(r, out, (size_t)len);
+    out[len] = 0;
+}
+
+/* Reads count-prefixed fixed-size records and ignores them. */
+static void skip_list(struct rd *r, size_t rec)
+{
+    uint64_t n = g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++)
+        skip(r, rec);
+}
+
+static int64_t string_of_key(struct btc_trace *t, uint64_t key)
+{
+    uint64_t *v = btc_map_get(&t->key_string, key);
+    return v ? (int64_t)*v : -1;
+}
+
+static void read_srcloc(struct rd *r, struct btc_trace *t, struct btc_read_srcloc *s)
+{
+    int64_t *fields[3] = {&s->name, &s->function, &s->file};
+    for (int i = 0; i < 3; i++) {
+        uint64_t v = g64(r);
+        uint8_t flags = g8(r);
+        if (!(flags & BTC_STRREF_ACTIVE))
+            *fields[i] = -1;
+        else if (flags & BTC_STRREF_IDX)
+            *fields[i] = v < btc_strtab_count(&t->strings) ? (int64_t)v : -1;
+        else
+            *fields[i] = string_of_key(t, v);
+    }
+    s->line = g32(r);
+    s->color = g32(r);
+}
+
+struct zone_frame {
+    uint32_t left;
+    int64_t start;
+    int16_t srcloc;
+    uint32_t extra;
+};
+
+static int read_timeline(struct rd *r, struct btc_trace *t, uint64_t tid, btc_zone_fn fn, void *ctx)
+{
+    struct btc_vec stack;
+    btc_vec_init(&stack, sizeof(struct zone_frame));
+    int64_t ref = 0;
+    uint32_t top = g32(r);
+    int rc = BTC_OK;
+    uint32_t top_left = top;
+    while (!r->failed && (top_left || stack.len)) {
+        struct zone_frame *parent = stack.len ? btc_vec_at(&stack, stack.len - 1) : NULL;
+        if (parent && parent->left == 0) {
+            struct btc_read_zone z = {.thread_id = tid,
+                                      .srcloc = parent->srcloc,
+                                      .depth = (uint32_t)stack.len - 1,
+                                      .start = parent->start,
+                                      .extra = parent->extra};
+            z.end = gwto(r, &ref);
+            stack.len--;
+            t->zones++;
+            if (!r->failed && fn && (rc = fn(ctx, t, &z)) < 0)
+                break;
+            continue;
+        }
+        if (parent)
+            parent->left--;
+        else
+            top_left--;
+        if (stack.len >= MAX_ZONE_DEPTH) {
+            rd_fail(r, "zones nested too deep");
+            break;
+        }
+        struct zone_frame *z = btc_vec_push(&stack);
+        if (!z) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        z->srcloc = (int16_t)g16(r);
+        z->start = gwto(r, &ref);
+        z->extra = g32(r);
+        z->left = g32(r);
+    }
+    btc_vec_free(&stack);
+    return rc;
+}
+
+static void read_gpu_zones(struct rd *r, int v14)
+{
+    /* Depth-first like the CPU timeline; only skipped. */
+    struct btc_vec stack;
+    btc_vec_init(&stack, sizeof(uint64_t));
+    uint64_t top = g64(r);
+    while (!r->failed && (top || stack.len)) {
+        uint64_t *left = stack.len ? btc_vec_at(&stack, stack.len - 1) : NULL;
+        if (left && *left == 0) {
+            skip(r, 16 + (v14 ? 2 : 0));
+            stack.len--;
+            continue;
+        }
+        if (left)
+            (*left)--;
+        else
+            top--;
+        skip(r, 8 + 8 + 2 + 3 + 2);
+        uint64_t *n = stack.len < MAX_ZONE_DEPTH ? btc_vec_push(&stack) : NULL;
+        if (!n) {
+            rd_fail(r, "GPU zones nested too deep");
+            break;
+        }
+        *n = g64(r);
+    }
+    btc_vec_free(&stack);
+}
+
+static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void *ctx)
+{
+    uint8_t hdr[BTC_FILE_HEADER_SIZE];
+    get(r, hdr, sizeof hdr);
+    if (r->failed || memcmp(hdr, btc_file_header, 5) != 0) {
+        rd_fail(r, "payload does not start with the \"tracy\" header");
+        return BTC_ERR_FORMAT;
+    }
+    t->version = BTC_FILE_VERSION(hdr[5], hdr[6], hdr[7]);
+    if (t->version != BTC_FILE_VERSION_0_14_0 && t->version != BTC_FILE_VERSION_0_11_1) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "file version %u.%u.%u, expected 0.14.0 or 0.11.1", hdr[5],
+                 hdr[6], hdr[7]);
+        rd_fail(r, msg);
+        return BTC_ERR_FORMAT;
+    }
+    int v14 = t->version >= BTC_FILE_VERSION_0_14_0;
+    if (!v14)
+        g64(r); /* delay */
+    t->resolution = (int64_t)g64(r);
+    t->timer_mul = gf64(r);
+    t->last_time = (int64_t)g64(r);
+    g64(r); /* frame offset */
+    t->pid = g64(r);
+    g64(r); /* sampling period */
+    t->cpu_arch = g8(r);
+    g32(r);
+    skip(r, 12);
+    g8(r);
+    gname(r, t->capture_name);
+    gname(r, t->program);
+    t->capture_time = g64(r);
+    g64(r);
+    gname(r, t->host_info);
+
+    uint64_t n = g64(r); /* CPU topology */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        g32(r);
+        uint64_t dies = v14 ? g64(r) : 1;
+        for (uint64_t d = 0; d < dies && !r->failed; d++) {
+            if (v14)
+                g32(r);
+            uint64_t cores = g64(r);
+            for (uint64_t c = 0; c < cores && !r->failed; c++) {
+                g32(r);
+                uint64_t th = g64(r);
+                skip(r, th * 4);
+            }
+        }
+    }
+    skip(r, 28); /* crash event */
+
+    n = g64(r); /* frame sets */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        struct btc_read_frameset *fs = btc_vec_push(&t->framesets);
+        if (!fs)
+            return BTC_ERR_NOMEM;
+        uint64_t name = g64(r);
+        fs->name = (int64_t)name; /* resolved to a string once the strings are read */
+        fs->continuous = g8(r);
+        fs->frames = g64(r);
+        for (uint64_t k = 0; k < fs->frames && !r->failed; k++)
+            skip(r, fs->continuous ? 12 : 20);
+    }
+    if (v14) {
+        n = g64(r);
+        for (uint64_t i = 0; i < n && !r->failed; i++) {
+            g16(r);
+            uint64_t items = g64(r);
+            for (uint64_t k = 0; k < items && !r->failed; k++)
+                skip(r, 15);
+        }
+        skip_list(r, 5);
+    }
+
+    struct btc_map skeys; /* file string key -> index */
+    btc_map_init(&skeys);
+    int rc = BTC_OK;
+    n = g64(r);
+    char *buf = NULL;
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint64_t key = g64(r);
+        uint64_t len = g64(r);
+        if (len > MAX_STRING_BYTES) {
+            rd_fail(r, "string longer than 64 MiB");
+            break;
+        }
+        char *nb = realloc(buf, len ? (size_t)len : 1);
+        if (!nb) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        buf = nb;
+        get(r, buf, (size_t)len);
+        /* Strings are kept in file order even when two are equal. */
+        size_t before = btc_strtab_count(&t->strings);
+        int64_t idx = btc_strtab_intern(&t->strings, buf, (size_t)len);
+        uint64_t *k = btc_vec_push(&t->string_keys);
+        if (idx < 0 || !k) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        if ((size_t)idx != before) {
+            /* A duplicate: store a second copy so indices stay aligned. */
+            uint64_t *off = btc_vec_push(&t->strings.offs);
+            uint32_t *l = btc_vec_push(&t->strings.lens);
+            if (!off || !l) {
+                rc = BTC_ERR_NOMEM;
+                break;
+            }
+            *off = ((uint64_t *)t->strings.offs.data)[idx];
+            *l = ((uint32_t *)t->strings.lens.data)[idx];
+        }
+        *k = key;
+        if (btc_map_put(&skeys, key, i) < 0) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+    }
+    free(buf);
+    n = rc < 0 ? 0 : g64(r); /* pointer strings */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint64_t ptr = g64(r);
+        uint64_t *idx = btc_map_get(&skeys, g64(r));
+        if (idx && btc_map_put(&t->key_string, ptr, *idx) < 0)
+            rc = BTC_ERR_NOMEM;
+    }
+    struct btc_map thread_names;
+    btc_map_init(&thread_names);
+    n = rc < 0 ? 0 : g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint64_t tid = g64(r);
+        uint64_t *idx = btc_map_get(&skeys, g64(r));
+        if (idx && btc_map_put(&thread_names, tid, *idx) < 0)
+            rc = BTC_ERR_NOMEM;
+    }
+    btc_map_free(&skeys);
+    if (rc < 0) {
+        btc_map_free(&thread_names);
+        return rc;
+    }
+    for (size_t i = 0; i < t->framesets.len; i++) {
+        struct btc_read_frameset *fs = btc_vec_at(&t->framesets, i);
+        fs->name = fs->name ? string_of_key(t, (uint64_t)fs->name) : -1;
+    }
+    skip_list(r, 24); /* external names */
+    skip_list(r, 8);  /* thread compression */
+    skip_list(r, 8);  /* external thread compression */
+
+    /* Section 14 may list static locations in any order; zones refer to
+     * them through the index table (section 15), whose entry s holds the key
+     * of location s. */
+    struct btc_vec unordered;
+    btc_vec_init(&unordered, sizeof(struct btc_read_srcloc));
+    struct btc_map by_key;
+    btc_map_init(&by_key);
+    n = g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint64_t key = g64(r);
+        struct btc_read_srcloc *s = btc_vec_push(&unordered);
+        if (!s || btc_map_put(&by_key, key, i) < 0) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        read_srcloc(r, t, s);
+    }
+    n = rc < 0 ? 0 : g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint64_t key = g64(r);
+        if (i == 0)
+            continue; /* entry 0 is reserved */
+        struct btc_read_srcloc *s = btc_vec_push(&t->statics);
+        if (!s) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        uint64_t *at = btc_map_get(&by_key, key);
+        if (at)
+            *s = *(struct btc_read_srcloc *)btc_vec_at(&unordered, (size_t)*at);
+        else
+            *s = (struct btc_read_srcloc){-1, -1, -1, 0, 0};
+    }
+    btc_vec_free(&unordered);
+    btc_map_free(&by_key);
+    n = rc < 0 ? 0 : g64(r); /* payload source locations */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        struct btc_read_srcloc *s = btc_vec_push(&t->payloads);
+        if (!s) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        read_srcloc(r, t, s);
+    }
+    if (rc < 0) {
+        btc_map_free(&thread_names);
+        return rc;
+    }
+    skip_list(r, 10); /* zone count hints */
+    skip_list(r, 10); /* GPU zone count hints */
+
+    n = g64(r); /* locks */
+    t->locks = n;
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        skip(r, 4 + 3 + 2 + 1 + 1 + 8 + 8);
+        uint64_t nth = g64(r);
+        skip(r, nth * 8);
+        uint64_t ne = g64(r);
+        t->lock_events += ne;
+        for (uint64_t k = 0; k < ne && !r->failed; k++)
+            skip(r, 12);
+    }
+
+    n = g64(r); /* messages */
+    t->messages = n;
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        skip(r, 8 + 8 + 9);
+        uint32_t color = g32(r);
+        uint32_t cs = g24(r);
+        uint8_t source = 0;
+        if (v14) {
+            source = g8(r);
+            g8(r);
+        }
+        if (source == BT_MSG_SOURCE_TRACY)
+            t->messages_tracy++;
+        else
+            t->messages_user++;
+        if (source != BT_MSG_SOURCE_TRACY && color != 0xFFFFFFFFu)
+            t->messages_colored++;
+        t->messages_with_callstack += cs != 0;
+    }
+    n = g64(r); /* zone extras */
+    t->extras = n;
+    for (uint64_t i = 0; i < n && !r->failed; i++)
+        skip(r, 12);
+
+    g64(r); /* total zones */
+    g64(r); /* child lists */
+    n = g64(r);
+    for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
+        struct btc_read_thread *th = btc_vec_push(&t->threads);
+        if (!th) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        th->id = g64(r);
+        uint64_t *nm = btc_map_get(&thread_names, th->id);
+        th->name = nm ? (int64_t)*nm : -1;
+        th->zones = g64(r);
+        g64(r);
+        g8(r);
+        g32(r);
+        uint64_t tid = th->id;
+        rc = read_timeline(r, t, tid, fn, ctx);
+        th = btc_vec_at(&t->threads, t->threads.len - 1);
+        th->messages = g64(r);
+        skip(r, th->messages * 8);
+        skip_list(r, 11);
+        skip_list(r, 11);
+    }
+    btc_map_free(&thread_names);
+    if (rc < 0)
+        return rc;
+
+    g64(r); /* GPU zones */
+    g64(r);
+    n = g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        skip(r, 8 + 1 + 8 + 4 + 1 + 3 + 8);
+        if (v14)
+            skip_list(r, 11);
+        uint64_t nth = g64(r);
+        for (uint64_t k = 0; k < nth && !r->failed; k++) {
+            g64(r);
+            read_gpu_zones(r, v14);
+        }
+        if (v14) {
+            uint64_t groups = g64(r);
+            for (uint64_t k = 0; k < groups && !r->failed; k++) {
+                g16(r);
+                skip_list(r, 16);
+            }
+        }
+    }
+
+    n = g64(r); /* plots */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        struct btc_read_plot *p = btc_vec_push(&t->plots);
+        if (!p)
+            return BTC_ERR_NOMEM;
+        p->type = g8(r);
+        skip(r, 3 + 4);
+        p->name = string_of_key(t, g64(r));
+        p->min = gf64(r);
+        p->max = gf64(r);
+        gf64(r);
+        p->points = g64(r);
+        for (uint64_t k = 0; k < p->points && !r->failed; k++)
+            skip(r, 16);
+    }
+
+    n = g64(r); /* memory pools */
+    g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        struct btc_read_pool *p = btc_vec_push(&t->pools);
+        if (!p)
+            return BTC_ERR_NOMEM;
+        uint64_t name = g64(r);
+        p->name = name ? string_of_key(t, name) : -1;
+        p->events = g64(r);
+        p->active = g64(r);
+        g64(r);
+        for (uint64_t k = 0; k < p->events && !r->failed; k++) {
+            skip(r, 16);
+            uint32_t csa = g24(r);
+            uint32_t csf = g24(r);
+            g64(r);
+            int64_t free_off = (int64_t)g64(r);
+            skip(r, 4);
+            p->allocs_with_callstack += csa != 0;
+            p->frees_with_callstack += csf != 0;
+            p->freed += free_off >= 0;
+        }
+        skip(r, 32);
+    }
+
+    n = g64(r); /* callstacks */
+    t->callstacks = n;
+    for (uint64_t i = 0; i < n && !r->failed; i++)
+        skip(r, (uint64_t)g16(r) * 8);
+    n = g64(r); /* callstack frames */
+    t->callstack_frames = n;
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        g64(r);
+        uint8_t sub = g8(r);
+        skip(r, 3 + (uint64_t)sub * 18);
+    }
+    n = g64(r); /* app info */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint64_t v = g64(r);
+        uint8_t flags = g8(r);
+        uint32_t *slot = btc_vec_push(&t->app_info);
+        if (!slot)
+            return BTC_ERR_NOMEM;
+        int64_t idx = (flags & BTC_STRREF_IDX) ? (int64_t)v : string_of_key(t, v);
+        *slot = idx < 0 ? UINT32_MAX : (uint32_t)idx;
+    }
+    skip(r, g32(r)); /* frame image dictionary */
+    n = g64(r);
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        uint16_t w = g16(r), h = g16(r);
+        g8(r);
+        skip(r, (uint64_t)w * h / 2);
+    }
+    n = g64(r); /* context switches */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        g64(r);
+        skip_list(r, v14 ? 36 : 35);
+    }
+    g64(r); /* per-CPU context switches */
+    for (unsigned c = 0; c < BTC_FILE_PER_CPU_SLOTS && !r->failed; c++)
+        skip_list(r, 18);
+    skip_list(r, 16); /* tid -> pid */
+    skip_list(r, 24); /* CPU thread data */
+    g64(r);           /* symbol locations */
+    g64(r);
+    n = g64(r);
+    t->symbols = n;
+    for (uint64_t i = 0; i < n && !r->failed; i++)
+        skip(r, 32);
+    n = g64(r); /* symbol code */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        g64(r);
+        skip(r, g32(r));
+    }
+    skip_list(r, 16); /* code -> symbol */
+    n = g64(r);       /* hardware samples */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        g64(r);
+        for (int k = 0; k < 6; k++)
+            skip_list(r, 8);
+    }
+    n = g64(r); /* source file cache */
+    for (uint64_t i = 0; i < n && !r->failed; i++) {
+        skip(r, g32(r));
+        skip(r, g32(r));
+    }
+    if (r->failed)
+        return BTC_ERR_FORMAT;
+    if (r->pos != r->len || next_block(r) || r->failed) {
+        rd_fail(r, "data after the last section");
+        return BTC_ERR_FORMAT;
+    }
+    return BTC_OK;
+}
+
+static void trace_init(struct btc_trace *t)
+{
+    memset(t, 0, sizeof *t);
+    btc_strtab_init(&t->strings);
+    btc_vec_init(&t->string_keys, sizeof(uint64_t));
+    btc_map_init(&t->key_string);
+    btc_vec_init(&t->statics, sizeof(struct btc_read_srcloc));
+    btc_vec_init(&t->payloads, sizeof(struct btc_read_srcloc));
+    btc_vec_init(&t->framesets, sizeof(struct btc_read_frameset));
+    btc_vec_init(&t->threads, sizeof(struct btc_read_thread));
+    btc_vec_init(&t->pools, sizeof(struct btc_read_pool));
+    btc_vec_init(&t->plots, sizeof(struct btc_read_plot));
+    btc_vec_init(&t->app_info, sizeof(uint32_t));
+}
+
+void btc_trace_free(struct btc_trace *t)
+{
+    btc_strtab_free(&t->strings);
+    btc_vec_free(&t->string_keys);
+    btc_map_free(&t->key_string);
+    btc_vec_free(&t->statics);
+    btc_vec_free(&t->payloads);
+    btc_vec_free(&t->framesets);
+    btc_vec_free(&t->threads);
+    btc_vec_free(&t->pools);
+    btc_vec_free(&t->plots);
+    btc_vec_free(&t->app_info);
+}
+
+const char *btc_trace_string(const struct btc_trace *t, int64_t idx)
+{
+    if (idx < 0)
+        return "";
+    const char *s = btc_strtab_get(&t->strings, (uint32_t)idx, NULL);
+    return s ? s : "";
+}
+
+const struct btc_read_srcloc *btc_trace_srcloc(const struct btc_trace *t, int16_t id)
+{
+    if (id > 0 && (size_t)id <= t->statics.len)
+        return btc_vec_at(&t->statics, (size_t)id - 1);
+    if (id < 0 && (size_t)(-(int)id) <= t->payloads.len)
+        return btc_vec_at(&t->payloads, (size_t)(-(int)id) - 1);
+    return NULL;
+}
+
+static int read_container(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void *ctx)
+{
+    uint8_t magic[4];
+    if (!raw_read(r, magic, 4)) {
+        snprintf(r->err, r->errlen, "file shorter than its 4-byte magic");
+        return BTC_ERR_FORMAT;
+    }
+    if (memcmp(magic, btc_file_magic, 4) == 0) {
+        uint8_t cs[2];
+        if (!raw_read(r, cs, 2)) {
+            snprintf(r->err, r->errlen, "file ends inside its header");
+            return BTC_ERR_FORMAT;
+        }
+        r->compression = cs[0];
+        r->streams = cs[1];
+        if (cs[0] > BTC_FILE_COMPRESS_ZSTD || r->streams == 0) {
+            snprintf(r->err, r->errlen,
+                     "header: compression %u, streams %u (expected 0 or 1, and 1..255)", cs[0],
+                     cs[1]);
+            return BTC_ERR_FORMAT;
+        }
+    } else if (memcmp(magic, "tlZ\x04", 4) == 0) {
+        r->compression = BTC_FILE_COMPRESS_LZ4;
+        r->streams = 1;
+    } else if (memcmp(magic, "tZst", 4) == 0) {
+        r->compression = BTC_FILE_COMPRESS_ZSTD;
+        r->streams = 1;
+    } else {
+        snprintf(r->err, r->errlen, "not a .tracy file (magic %02x %02x %02x %02x)", magic[0],
+                 magic[1], magic[2], magic[3]);
+        return BTC_ERR_FORMAT;
+    }
+    r->ctx = calloc(r->streams, sizeof *r->ctx);
+    r->cbuf = malloc(MAX_COMPRESSED);
+    r->blk = malloc(BTC_FILE_BLOCK_SIZE);
+    if (!r->ctx || !r->cbuf || !r->blk)
+        return BTC_ERR_NOMEM;
+    for (unsigned i = 0; i < r->streams; i++) {
+        if (r->compression == BTC_FILE_COMPRESS_ZSTD) {
+            if (!(r->ctx[i].z = ZSTD_createDStream()))
+                return BTC_ERR_NOMEM;
+            ZSTD_initDStream(r->ctx[i].z);
+        } else {
+            r->ctx[i].lz4 = LZ4_createStreamDecode();
+            r->ctx[i].lz4buf[0] = malloc(BTC_FILE_BLOCK_SIZE);
+            r->ctx[i].lz4buf[1] = malloc(BTC_FILE_BLOCK_SIZE);
+            if (!r->ctx[i].lz4 || !r->ctx[i].lz4buf[0] || !r->ctx[i].lz4buf[1])
+                return BTC_ERR_NOMEM;
+        }
+    }
+    int rc = read_payload(r, t, fn, ctx);
+    if (rc == BTC_ERR_NOMEM)
+        snprintf(r->err, r->errlen, "out of memory while reading the trace");
+    return rc;
+}
+
+static void rd_free(struct rd *r)
+{
+    for (unsigned i = 0; r->ctx && i < r->streams; i++) {
+        ZSTD_freeDStream(r->ctx[i].z);
+        if (r->ctx[i].lz4)
+            LZ4_freeStreamDecode(r->ctx[i].lz4);
+        free(r->ctx[i].lz4buf[0]);
+        free(r->ctx[i].lz4buf[1]);
+    }
+    free(r->ctx);
+    free(r->cbuf);
+    free(r->blk);
+}
+
+int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *ctx, char *err,
+                   size_t errlen)
+{
+    trace_init(t);
+    struct rd r = {.err = err, .errlen = errlen};
+    r.f = fopen(path, "rb");
+    if (!r.f) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return BTC_ERR_IO;
+    }
+    int rc = read_container(&r, t, fn, ctx);
+    fclose(r.f);
+    rd_free(&r);
+    return rc;
+}
+
+int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn, void *ctx,
+                       char *err, size_t errlen)
+{
+    trace_init(t);
+    struct rd r = {.err = err, .errlen = errlen, .mem = buf, .mem_len = n};
+    int rc = read_container(&r, t, fn, ctx);
+    rd_free(&r);
+    return rc;
+}

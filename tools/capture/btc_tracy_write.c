@@ -1,0 +1,871 @@
+/* The .tracy writer: lays the model and its spools out as upstream's file
+ * payload (0.14.0, or 0.11.1 for older GUIs), cut into 64 KiB blocks that are
+ * zstd-compressed one stream-flush each, as upstream's FileWrite does. Zones
+ * and memory events stream from the spools; memory stays bounded. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+
+#include "btc_format.h"
+#include "btc_tracy.h"
+
+struct fw {
+    FILE *f;
+    uint8_t *blk;
+    size_t len;
+    ZSTD_CCtx *z;
+    uint8_t *out;
+    size_t out_cap;
+    uint64_t file_bytes;
+    int failed;
+};
+
+static void fw_block(struct fw *w)
+{
+    if (w->failed || !w->len)
+        return;
+    ZSTD_inBuffer in = {w->blk, w->len, 0};
+    ZSTD_outBuffer out = {w->out + 4, w->out_cap - 4, 0};
+    size_t r = ZSTD_compressStream2(w->z, &out, &in, ZSTD_e_flush);
+    if (ZSTD_isError(r) || r != 0 || in.pos != in.size) {
+        w->failed = 1;
+        return;
+    }
+    bt_wire_put_u32(w->out, (uint32_t)out.pos);
+    if (fwrite(w->out, 1, out.pos + 4, w->f) != out.pos + 4)
+        w->failed = 1;
+    w->file_bytes += out.pos + 4;
+    w->len = 0;
+}
+
+static void put(struct fw *w, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        size_t k = BTC_FILE_BLOCK_SIZE - w->len;
+        if (k > n)
+            k = n;
+        memcpy(w->blk + w->len, b, k);
+        w->len += k;
+        b += k;
+        n -= k;
+        if (w->len == BTC_FILE_BLOCK_SIZE)
+            fw_block(w);
+    }
+}
+
+static void put_u8(struct fw *w, uint8_t v)
+{
+    put(w, &v, 1);
+}
+static void put_u16(struct fw *w, uint16_t v)
+{
+    uint8_t b[2];
+    bt_wire_put_u16(b, v);
+    put(w, b, 2);
+}
+static void put_u32(struct fw *w, uint32_t v)
+{
+    uint8_t b[4];
+    bt_wire_put_u32(b, v);
+    put(w, b, 4);
+}
+static void put_u64(struct fw *w, uint64_t v)
+{
+    uint8_t b[8];
+    bt_wire_put_u64(b, v);
+    put(w, b, 8);
+}
+static void put_i64(struct fw *w, int64_t v)
+{
+    put_u64(w, (uint64_t)v);
+}
+static void put_f64(struct fw *w, double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    put_u64(w, b);
+}
+static void put_u24(struct fw *w, uint32_t v)
+{
+    uint8_t b[3] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16)};
+    put(w, b, 3);
+}
+/* Time written against a running reference (notes 7.2 "WTO"). */
+static void put_wto(struct fw *w, int64_t *ref, int64_t t)
+{
+    put_i64(w, t - *ref);
+    *ref = t;
+}
+static void put_str(struct fw *w, const char *s, size_t n)
+{
+    put_u64(w, n);
+    put(w, s, n);
+}
+static void put_strref_idx(struct fw *w, int64_t idx)
+{
+    if (idx < 0) {
+        put_u64(w, 0);
+        put_u8(w, 0);
+    } else {
+        put_u64(w, (uint64_t)idx);
+        put_u8(w, BTC_STRREF_IDX | BTC_STRREF_ACTIVE);
+    }
+}
+
+static int64_t welcome_ns(const struct btc_welcome *wl, int64_t ticks)
+{
+    return (int64_t)((double)(ticks - wl->init_begin) * wl->timer_mul);
+}
+
+struct writer {
+    struct btc_model *m;
+    struct fw w;
+    uint32_t version;
+    int64_t unknown; /* string index of "???" */
+    char *err;
+    size_t errlen;
+};
+
+/* String index for a wire key, "???" when the client never answered. */
+static int64_t key_string(struct writer *wr, uint64_t key)
+{
+    if (!key)
+        return -1;
+    uint64_t *v = btc_map_get(&wr->m->key_strings, key);
+    return v ? (int64_t)*v : wr->unknown;
+}
+
+static void put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_payload)
+{
+    struct fw *w = &wr->w;
+    if (is_payload) {
+        put_strref_idx(w, (int64_t)s->name - 1);
+        put_strref_idx(w, (int64_t)s->function - 1);
+        put_strref_idx(w, (int64_t)s->file - 1);
+    } else if (s->resolved) {
+        put_strref_idx(w, key_string(wr, s->name));
+        int64_t f = key_string(wr, s->function);
+        put_strref_idx(w, f < 0 ? wr->unknown : f);
+        f = key_string(wr, s->file);
+        put_strref_idx(w, f < 0 ? wr->unknown : f);
+    } else {
+        put_strref_idx(w, -1);
+        put_strref_idx(w, wr->unknown);
+        put_strref_idx(w, wr->unknown);
+    }
+    put_u32(w, s->line);
+    put_u32(w, s->color);
+}
+
+static int io_fail(struct writer *wr, const char *what)
+{
+    snprintf(wr->err, wr->errlen, "cannot read back the %s spool: %s", what, strerror(errno));
+    return BTC_ERR_IO;
+}
+
+static int write_frames(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u64(w, m->framesets.len);
+    for (size_t s = 0; s < m->framesets.len; s++) {
+        struct btc_frameset *fs = btc_vec_at(&m->framesets, s);
+        put_u64(w, fs->key);
+        put_u8(w, (uint8_t)fs->continuous);
+        int64_t ref = 0;
+        if (s == 0) {
+            /* Upstream's default set starts with frames at 0 and initEnd. */
+            put_u64(w, fs->count + 2);
+            put_wto(w, &ref, 0);
+            put_u32(w, UINT32_MAX);
+            put_wto(w, &ref, welcome_ns(&m->welcome, m->welcome.init_end));
+            put_u32(w, UINT32_MAX);
+        } else {
+            put_u64(w, fs->count);
+        }
+        struct btc_spool_reader r;
+        if (btc_spool_reader_open(&r, &m->frames) < 0)
+            return io_fail(wr, "frame");
+        const uint8_t *p;
+        int rc;
+        int64_t start = 0;
+        int have_start = 0;
+        while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+            struct btc_frame_rec f;
+            memcpy(&f, p, sizeof f);
+            if (f.set != s)
+                continue;
+            if (f.kind == BTC_FRAME_MARK) {
+                put_wto(w, &ref, f.time);
+                put_u32(w, UINT32_MAX);
+            } else if (f.kind == BTC_FRAME_START) {
+                start = f.time;
+                have_start = 1;
+            } else if (have_start) {
+                put_wto(w, &ref, start);
+                put_wto(w, &ref, f.time);
+                put_u32(w, UINT32_MAX);
+                have_start = 0;
+            }
+        }
+        btc_spool_reader_close(&r);
+        if (rc < 0)
+            return io_fail(wr, "frame");
+    }
+    return BTC_OK;
+}
+
+static int write_locks(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u64(w, m->locks.len);
+    for (size_t i = 0; i < m->locks.len; i++) {
+        struct btc_lock *l = btc_vec_at(&m->locks, i);
+        put_u32(w, l->id);
+        put_u24(w, l->name >= 0 ? (uint32_t)l->name + 1 : 0);
+        put_u16(w, (uint16_t)l->srcloc);
+        put_u8(w, l->type);
+        put_u8(w, 1);
+        put_i64(w, l->announce);
+        put_i64(w, l->terminate);
+        put_u64(w, l->nthreads);
+        for (unsigned k = 0; k < l->nthreads; k++)
+            put_u64(w, l->tids[k]);
+        put_u64(w, l->events);
+        int64_t ref = l->announce;
+        struct btc_spool_reader r;
+        if (btc_spool_reader_open(&r, &m->lock_events) < 0)
+            return io_fail(wr, "lock");
+        const uint8_t *p;
+        int rc;
+        while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+            struct btc_lock_rec e;
+            memcpy(&e, p, sizeof e);
+            if (e.lock != i)
+                continue;
+            put_wto(w, &ref, e.time);
+            put_u16(w, (uint16_t)e.srcloc);
+            put_u8(w, e.thread);
+            put_u8(w, e.type);
+        }
+        btc_spool_reader_close(&r);
+        if (rc < 0)
+            return io_fail(wr, "lock");
+    }
+    return BTC_OK;
+}
+
+static int cmp_msg(const void *a, const void *b)
+{
+    const struct btc_msg_rec *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x < y ? -1 : x > y;
+}
+
+/* Messages are sorted by time across threads (upstream keeps them so), which
+ * needs them in memory at the end: 32 bytes each. */
+static int load_messages(struct writer *wr, struct btc_msg_rec **out)
+{
+    struct btc_model *m = wr->m;
+    *out = NULL;
+    if (!m->msgs.count)
+        return BTC_OK;
+    struct btc_msg_rec *v = malloc(m->msgs.count * sizeof *v);
+    if (!v)
+        return BTC_ERR_NOMEM;
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->msgs) < 0) {
+        free(v);
+        return io_fail(wr, "message");
+    }
+    const uint8_t *p;
+    size_t n = 0;
+    int rc;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0 && n < m->msgs.count)
+        memcpy(&v[n++], p, sizeof *v);
+    btc_spool_reader_close(&r);
+    if (rc < 0 || n != m->msgs.count) {
+        free(v);
+        return io_fail(wr, "message");
+    }
+    /* qsort is not stable; cmp_msg breaks ties by position. */
+    qsort(v, n, sizeof *v, cmp_msg);
+    *out = v;
+    return BTC_OK;
+}
+
+static void write_messages(struct writer *wr, const struct btc_msg_rec *v)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u64(w, m->msgs.count);
+    int64_t ref = 0;
+    for (uint64_t i = 0; i < m->msgs.count; i++) {
+        put_u64(w, i);
+        put_wto(w, &ref, v[i].time);
+        int64_t text = (v[i].text & BTC_MSG_TEXT_IS_KEY)
+                           ? key_string(wr, v[i].text & ~BTC_MSG_TEXT_IS_KEY)
+                           : (int64_t)v[i].text;
+        put_strref_idx(w, text < 0 ? wr->unknown : text);
+        put_u32(w, v[i].color);
+        put_u24(w, v[i].callstack);
+        if (wr->version >= BTC_FILE_VERSION_0_14_0) {
+            put_u8(w, v[i].meta & 0xF);
+            put_u8(w, v[i].meta >> 4);
+        }
+    }
+}
+
+static int write_extras(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u64(w, m->extras.count + 1);
+    for (int i = 0; i < 12; i++)
+        put_u8(w, 0);
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->extras) < 0)
+        return io_fail(wr, "zone extra");
+    const uint8_t *p;
+    int rc;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+        struct btc_extra_rec e;
+        memcpy(&e, p, sizeof e);
+        put_u24(w, e.callstack);
+        put_u24(w, e.text);
+        put_u24(w, e.name);
+        put_u24(w, e.color);
+    }
+    btc_spool_reader_close(&r);
+    return rc < 0 ? io_fail(wr, "zone extra") : BTC_OK;
+}
+
+struct pending_end {
+    int64_t end;
+    uint32_t left;
+};
+
+/* One thread's zones, in the pre-order they were spooled: each record
+ * carries its child count, and ends are written once the children are. */
+static int write_timeline(struct writer *wr, uint32_t thread, uint64_t top_level)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u32(w, (uint32_t)top_level);
+    if (!top_level)
+        return BTC_OK;
+    struct btc_vec stack;
+    btc_vec_init(&stack, sizeof(struct pending_end));
+    int64_t ref = 0;
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->zones) < 0)
+        return io_fail(wr, "zone");
+    const uint8_t *p;
+    int rc;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+        struct btc_zone_rec z;
+        memcpy(&z, p, sizeof z);
+        if (z.thread != thread)
+            continue;
+        put_u16(w, (uint16_t)z.srcloc);
+        put_wto(w, &ref, z.start);
+        put_u32(w, z.extra);
+        put_u32(w, z.children);
+        if (stack.len)
+            ((struct pending_end *)btc_vec_at(&stack, stack.len - 1))->left--;
+        if (z.children) {
+            struct pending_end *e = btc_vec_push(&stack);
+            if (!e) {
+                rc = BTC_ERR_NOMEM;
+                break;
+            }
+            e->end = z.end;
+            e->left = z.children;
+            continue;
+        }
+        put_wto(w, &ref, z.end);
+        while (stack.len) {
+            struct pending_end *e = btc_vec_at(&stack, stack.len - 1);
+            if (e->left)
+                break;
+            put_wto(w, &ref, e->end);
+            stack.len--;
+        }
+    }
+    btc_spool_reader_close(&r);
+    btc_vec_free(&stack);
+    return rc < 0 ? io_fail(wr, "zone") : BTC_OK;
+}
+
+static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    uint64_t child_lists = 0;
+    for (size_t i = 0; i < m->threads.len; i++)
+        child_lists += ((struct btc_thread *)btc_vec_at(&m->threads, i))->child_lists;
+    put_u64(w, m->zone_count);
+    put_u64(w, child_lists);
+    put_u64(w, m->threads.len);
+
+    /* Top-level zone count per thread, from one pass over the zone spool. */
+    uint64_t *top = calloc(m->threads.len + 1, sizeof *top);
+    if (!top)
+        return BTC_ERR_NOMEM;
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->zones) < 0) {
+        free(top);
+        return io_fail(wr, "zone");
+    }
+    const uint8_t *p;
+    int rc;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+        struct btc_zone_rec z;
+        memcpy(&z, p, sizeof z);
+        if (z.depth == 0 && z.thread < m->threads.len)
+            top[z.thread]++;
+    }
+    btc_spool_reader_close(&r);
+    if (rc < 0) {
+        free(top);
+        return io_fail(wr, "zone");
+    }
+    for (size_t i = 0; i < m->threads.len && !rc; i++) {
+        struct btc_thread *t = btc_vec_at(&m->threads, i);
+        put_u64(w, t->tid);
+        put_u64(w, t->zones);
+        put_u64(w, 0); /* kernel samples */
+        put_u8(w, 0);  /* not a fiber */
+        put_u32(w, 0); /* group hint */
+        rc = write_timeline(wr, (uint32_t)i, top[i]);
+        put_u64(w, t->messages);
+        for (uint64_t k = 0; k < m->msgs.count; k++)
+            if (msgs[k].thread == i)
+                put_u64(w, k);
+        put_u64(w, 0); /* context-switch samples */
+        put_u64(w, 0); /* samples */
+    }
+    free(top);
+    return rc;
+}
+
+struct plot_point {
+    int64_t time;
+    double value;
+    uint64_t seq;
+};
+
+static int cmp_point(const void *a, const void *b)
+{
+    const struct plot_point *x = a, *y = b;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int write_plots(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u64(w, m->plots.len);
+    for (size_t i = 0; i < m->plots.len; i++) {
+        struct btc_plot *pl = btc_vec_at(&m->plots, i);
+        put_u8(w, 0); /* user plot */
+        put_u8(w, pl->format);
+        put_u8(w, pl->step);
+        put_u8(w, pl->fill);
+        put_u32(w, pl->color);
+        put_u64(w, pl->key);
+        put_f64(w, pl->count ? pl->min : 0);
+        put_f64(w, pl->count ? pl->max : 0);
+        put_f64(w, pl->sum);
+        put_u64(w, pl->count);
+        if (!pl->count)
+            continue;
+        /* Points of one plot may come from several threads: sort them. */
+        struct plot_point *v = malloc(pl->count * sizeof *v);
+        if (!v)
+            return BTC_ERR_NOMEM;
+        struct btc_spool_reader r;
+        if (btc_spool_reader_open(&r, &m->plot_points) < 0) {
+            free(v);
+            return io_fail(wr, "plot");
+        }
+        const uint8_t *p;
+        int rc;
+        uint64_t n = 0;
+        while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+            struct btc_plot_rec pr;
+            memcpy(&pr, p, sizeof pr);
+            if (pr.plot == i && n < pl->count) {
+                v[n].time = pr.time;
+                v[n].value = pr.value;
+                v[n].seq = n;
+                n++;
+            }
+        }
+        btc_spool_reader_close(&r);
+        if (rc < 0 || n != pl->count) {
+            free(v);
+            return io_fail(wr, "plot");
+        }
+        qsort(v, n, sizeof *v, cmp_point);
+        int64_t ref = 0;
+        for (uint64_t k = 0; k < n; k++) {
+            put_wto(w, &ref, v[k].time);
+            put_f64(w, v[k].value);
+        }
+        free(v);
+    }
+    return BTC_OK;
+}
+
+static int write_memory(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    put_u64(w, m->pools.len);
+    put_u64(w, m->mem.count);
+    for (size_t i = 0; i < m->pools.len; i++) {
+        struct btc_pool *pool = btc_vec_at(&m->pools, i);
+        put_u64(w, pool->name);
+        put_u64(w, pool->count);
+        put_u64(w, pool->count - pool->freed);
+        put_u64(w, pool->freed);
+        uint64_t high = 0, low = UINT64_MAX, usage = 0;
+        int64_t ref = 0;
+        struct btc_spool_reader r;
+        if (btc_spool_reader_open(&r, &m->mem) < 0)
+            return io_fail(wr, "memory");
+        const uint8_t *p;
+        int rc;
+        while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+            struct btc_mem_rec e;
+            memcpy(&e, p, sizeof e);
+            if (e.pool != i)
+                continue;
+            put_u64(w, e.ptr);
+            put_u64(w, e.size);
+            put_u24(w, e.cs_alloc);
+            put_u24(w, e.cs_free);
+            put_wto(w, &ref, e.time_alloc);
+            put_i64(w, e.time_free < 0 ? -1 : e.time_free - e.time_alloc);
+            put_u16(w, e.thread_alloc);
+            put_u16(w, e.thread_free);
+            if (e.ptr + e.size > high)
+                high = e.ptr + e.size;
+            if (e.ptr < low)
+                low = e.ptr;
+            if (e.time_free < 0)
+                usage += e.size;
+        }
+        btc_spool_reader_close(&r);
+        if (rc < 0)
+            return io_fail(wr, "memory");
+        put_u64(w, high);
+        put_u64(w, low);
+        put_u64(w, usage);
+        put_u64(w, pool->name);
+    }
+    return BTC_OK;
+}
+
+static void write_callstacks(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    size_t n = btc_strtab_count(&m->callstacks);
+    put_u64(w, n);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len;
+        const uint8_t *addrs = (const uint8_t *)btc_strtab_get(&m->callstacks, (uint32_t)i, &len);
+        put_u16(w, (uint16_t)(len / 8));
+        for (uint32_t k = 0; k < len / 8; k++)
+            put_u64(w, bt_wire_get_u64(addrs + 8 * k) & BTC_FRAME_ID_MASK);
+    }
+    /* Every frame is written; one the client never resolved gets a single
+     * "???" subframe so both loaders (0.11.1 reads unresolved ones) accept it. */
+    put_u64(w, m->cs_frames.len);
+    for (size_t i = 0; i < m->cs_frames.len; i++) {
+        struct btc_cs_frame *f = btc_vec_at(&m->cs_frames, i);
+        put_u64(w, f->addr & BTC_FRAME_ID_MASK);
+        if (!f->resolved) {
+            put_u8(w, 1);
+            put_u24(w, (uint32_t)wr->unknown + 1);
+            put_u24(w, (uint32_t)wr->unknown + 1);
+            put_u24(w, (uint32_t)wr->unknown + 1);
+            put_u32(w, 0);
+            put_u64(w, 0);
+            continue;
+        }
+        put_u8(w, (uint8_t)f->n);
+        put_u24(w, (uint32_t)f->image + 1);
+        for (uint32_t k = 0; k < f->n; k++) {
+            struct btc_subframe *s = btc_vec_at(&m->subframes, f->first + k);
+            put_u24(w, s->name + 1);
+            put_u24(w, s->file + 1);
+            put_u32(w, s->line);
+            put_u64(w, s->sym_addr);
+        }
+    }
+}
+
+static void write_symbols(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    uint64_t plain = 0, inl = 0;
+    for (size_t i = 0; i < m->symbols.len; i++) {
+        struct btc_symbol *y = btc_vec_at(&m->symbols, i);
+        if (y->resolved && y->is_inline)
+            inl++;
+        else if (y->resolved)
+            plain++;
+    }
+    put_u64(w, plain);
+    put_u64(w, inl);
+    put_u64(w, plain + inl);
+    for (size_t i = 0; i < m->symbols.len; i++) {
+        struct btc_symbol *y = btc_vec_at(&m->symbols, i);
+        if (!y->resolved)
+            continue;
+        put_u64(w, y->addr);
+        put_u24(w, y->name);
+        put_u24(w, y->file);
+        put_u32(w, y->line);
+        put_u24(w, y->image);
+        put_u24(w, y->call_file);
+        put_u32(w, y->call_line);
+        put_u8(w, y->is_inline);
+        put_u24(w, y->size);
+    }
+    put_u64(w, 0); /* symbol code */
+    uint64_t resolved = 0;
+    for (size_t i = 0; i < m->cs_frames.len; i++)
+        resolved += ((struct btc_cs_frame *)btc_vec_at(&m->cs_frames, i))->resolved;
+    put_u64(w, resolved); /* code address -> symbol of its first subframe */
+    for (size_t i = 0; i < m->cs_frames.len; i++) {
+        struct btc_cs_frame *f = btc_vec_at(&m->cs_frames, i);
+        if (!f->resolved)
+            continue;
+        put_u64(w, f->addr);
+        put_u64(w, ((struct btc_subframe *)btc_vec_at(&m->subframes, f->first))->sym_addr);
+    }
+}
+
+static int write_payload(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    const struct btc_welcome *wl = &m->welcome;
+    int rc;
+
+    put(w, btc_file_header, sizeof btc_file_header);
+    put_u8(w, (uint8_t)(wr->version >> 16));
+    put_u8(w, (uint8_t)(wr->version >> 8));
+    put_u8(w, (uint8_t)wr->version);
+    if (wr->version < BTC_FILE_VERSION_0_14_0)
+        put_i64(w, 0); /* delay, dropped in 0.12.3 */
+    put_i64(w, (int64_t)((double)wl->resolution * wl->timer_mul));
+    put_f64(w, wl->timer_mul);
+    int64_t init_end = welcome_ns(wl, wl->init_end);
+    put_i64(w, m->last_time > init_end ? m->last_time : init_end);
+    put_u64(w, wl->on_demand_frames);
+    put_u64(w, wl->pid);
+    put_i64(w, wl->sampling_period);
+    put_u8(w, wl->cpu_arch);
+    put_u32(w, wl->cpu_id);
+    put(w, wl->cpu_vendor, sizeof wl->cpu_vendor);
+    put_u8(w, (wl->flags & BT_WELCOME_FLAG_ON_DEMAND) ? 1 : 0);
+
+    char name[BTC_FILE_NAME_MAX];
+    time_t epoch = (time_t)wl->epoch;
+    struct tm tm;
+    char when[32] = "";
+    if (localtime_r(&epoch, &tm))
+        strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm);
+    int nl = snprintf(name, sizeof name, "%s @ %s", wl->program, when);
+    put_str(w, name, (size_t)nl < sizeof name ? (size_t)nl : sizeof name - 1);
+    put_str(w, wl->program, strlen(wl->program));
+    put_u64(w, wl->epoch);
+    put_u64(w, wl->exec_time);
+    put_str(w, wl->host_info, strlen(wl->host_info));
+
+    put_u64(w, 0); /* CPU topology */
+    for (int i = 0; i < 28; i++)
+        put_u8(w, 0); /* crash event */
+    if ((rc = write_frames(wr)) < 0)
+        return rc;
+    if (wr->version >= BTC_FILE_VERSION_0_14_0) {
+        put_u64(w, 0); /* sections */
+        put_u64(w, 0); /* section descriptions */
+    }
+
+    /* Strings: string i has key i; pointer keys map onto them. */
+    size_t ns = btc_strtab_count(&m->strings);
+    put_u64(w, ns);
+    for (size_t i = 0; i < ns; i++) {
+        uint32_t len;
+        const char *s = btc_strtab_get(&m->strings, (uint32_t)i, &len);
+        put_u64(w, i);
+        put_str(w, s, len);
+    }
+    put_u64(w, m->key_strings.len);
+    for (size_t i = 0; i < m->key_strings.cap; i++) {
+        if (m->key_strings.used[i]) {
+            put_u64(w, m->key_strings.keys[i]);
+            put_u64(w, m->key_strings.vals[i]);
+        }
+    }
+    uint64_t named = 0;
+    for (size_t i = 0; i < m->threads.len; i++)
+        named += ((struct btc_thread *)btc_vec_at(&m->threads, i))->name >= 0;
+    put_u64(w, named);
+    for (size_t i = 0; i < m->threads.len; i++) {
+        struct btc_thread *t = btc_vec_at(&m->threads, i);
+        if (t->name >= 0) {
+            put_u64(w, t->tid);
+            put_u64(w, (uint64_t)t->name);
+        }
+    }
+    put_u64(w, 0); /* external names */
+    put_u64(w, m->threads.len + 1);
+    put_u64(w, 0);
+    for (size_t i = 0; i < m->threads.len; i++)
+        put_u64(w, ((struct btc_thread *)btc_vec_at(&m->threads, i))->tid);
+    put_u64(w, 0); /* external thread compression */
+
+    put_u64(w, m->srclocs.len);
+    for (size_t i = 0; i < m->srclocs.len; i++) {
+        struct btc_srcloc *s = btc_vec_at(&m->srclocs, i);
+        put_u64(w, s->key);
+        put_srcloc(wr, s, 0);
+    }
+    put_u64(w, m->srclocs.len + 1);
+    put_u64(w, 0);
+    for (size_t i = 0; i < m->srclocs.len; i++)
+        put_u64(w, ((struct btc_srcloc *)btc_vec_at(&m->srclocs, i))->key);
+    put_u64(w, m->payload_srclocs.len);
+    for (size_t i = 0; i < m->payload_srclocs.len; i++)
+        put_srcloc(wr, btc_vec_at(&m->payload_srclocs, i), 1);
+    uint64_t hints = 0;
+    for (size_t i = 0; i < m->srclocs.len; i++)
+        hints += ((uint64_t *)m->srcloc_zone_counts.data)[i] > 0;
+    for (size_t i = 0; i < m->payload_srclocs.len; i++)
+        hints += ((uint64_t *)m->payload_zone_counts.data)[i] > 0;
+    put_u64(w, hints);
+    for (size_t i = 0; i < m->srclocs.len; i++) {
+        uint64_t c = ((uint64_t *)m->srcloc_zone_counts.data)[i];
+        if (c) {
+            put_u16(w, (uint16_t)(i + 1));
+            put_u64(w, c);
+        }
+    }
+    for (size_t i = 0; i < m->payload_srclocs.len; i++) {
+        uint64_t c = ((uint64_t *)m->payload_zone_counts.data)[i];
+        if (c) {
+            put_u16(w, (uint16_t)(int16_t)(-(int64_t)i - 1));
+            put_u64(w, c);
+        }
+    }
+    put_u64(w, 0); /* GPU zone hints */
+    if ((rc = write_locks(wr)) < 0)
+        return rc;
+
+    struct btc_msg_rec *msgs;
+    if ((rc = load_messages(wr, &msgs)) < 0)
+        return rc;
+    write_messages(wr, msgs);
+    rc = write_extras(wr);
+    if (rc >= 0)
+        rc = write_threads(wr, msgs);
+    free(msgs);
+    if (rc < 0)
+        return rc;
+
+    put_u64(w, 0); /* GPU: zones, child lists, contexts */
+    put_u64(w, 0);
+    put_u64(w, 0);
+    if ((rc = write_plots(wr)) < 0 || (rc = write_memory(wr)) < 0)
+        return rc;
+    write_callstacks(wr);
+    put_u64(w, m->app_info.len);
+    for (size_t i = 0; i < m->app_info.len; i++)
+        put_strref_idx(w, ((uint32_t *)m->app_info.data)[i]);
+    put_u32(w, 0); /* frame image dictionary */
+    put_u64(w, 0); /* frame images */
+    put_u64(w, 0); /* context switches */
+    put_u64(w, 0); /* per-CPU context switches: total, then 256 empty CPUs */
+    for (unsigned i = 0; i < BTC_FILE_PER_CPU_SLOTS; i++)
+        put_u64(w, 0);
+    put_u64(w, 0); /* tid -> pid */
+    put_u64(w, 0); /* CPU thread data */
+    write_symbols(wr);
+    put_u64(w, 0); /* hardware samples */
+    put_u64(w, 0); /* source file cache */
+    return BTC_OK;
+}
+
+int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uint64_t *bytes,
+                    char *err, size_t errlen)
+{
+    struct writer wr = {.m = m, .version = version, .err = err, .errlen = errlen};
+    if (version != BTC_FILE_VERSION_0_14_0 && version != BTC_FILE_VERSION_0_11_1) {
+        snprintf(err, errlen, "file version %u.%u.%u is not one this writer knows (0.14.0, 0.11.1)",
+                 version >> 16, (version >> 8) & 0xFF, version & 0xFF);
+        return BTC_ERR_FORMAT;
+    }
+    wr.unknown = btc_strtab_intern(&m->strings, "???", 3);
+    if (wr.unknown < 0)
+        return BTC_ERR_NOMEM;
+    struct fw *w = &wr.w;
+    w->f = fopen(path, "wb");
+    if (!w->f) {
+        snprintf(err, errlen, "cannot open %s for writing: %s", path, strerror(errno));
+        return BTC_ERR_IO;
+    }
+    w->blk = malloc(BTC_FILE_BLOCK_SIZE);
+    w->out_cap = ZSTD_compressBound(BTC_FILE_BLOCK_SIZE) + 4;
+    w->out = malloc(w->out_cap);
+    w->z = ZSTD_createCCtx();
+    int rc = BTC_OK;
+    if (!w->blk || !w->out || !w->z) {
+        snprintf(err, errlen, "out of memory for the file writer");
+        rc = BTC_ERR_NOMEM;
+    } else {
+        ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, BTC_FILE_ZSTD_LEVEL);
+        ZSTD_CCtx_setParameter(w->z, ZSTD_c_contentSizeFlag, 0);
+        uint8_t head[6] = {btc_file_magic[0], btc_file_magic[1],      btc_file_magic[2],
+                           btc_file_magic[3], BTC_FILE_COMPRESS_ZSTD, 1};
+        if (fwrite(head, 1, sizeof head, w->f) != sizeof head)
+            w->failed = 1;
+        w->file_bytes = sizeof head;
+        rc = write_payload(&wr);
+        if (rc == BTC_ERR_NOMEM)
+            snprintf(err, errlen, "out of memory while writing %s", path);
+        fw_block(w);
+    }
+    if (rc >= 0 && (w->failed || fflush(w->f) != 0)) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = BTC_ERR_IO;
+    }
+    if (fclose(w->f) != 0 && rc >= 0) {
+        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        rc = BTC_ERR_IO;
+    }
+    if (bytes)
+        *bytes = w->file_bytes;
+    free(w->blk);
+    free(w->out);
+    ZSTD_freeCCtx(w->z);
+    return rc;
+}

@@ -1,0 +1,254 @@
+/* Containers of the capture core: growable arrays, a u64 hash map, and the
+ * string table that deduplicates every name and text of a capture. */
+#include "btc_util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const char *btc_strerror(int status)
+{
+    switch (status) {
+    case BTC_OK:
+        return "success";
+    case BTC_ERR_NOMEM:
+        return "out of memory";
+    case BTC_ERR_IO:
+        return "input/output error";
+    case BTC_ERR_PROTOCOL:
+        return "protocol error";
+    case BTC_ERR_FORMAT:
+        return "malformed trace file";
+    case BTC_ERR_NET:
+        return "network error";
+    case BTC_ERR_TIMEOUT:
+        return "timed out";
+    case BTC_ERR_HANDSHAKE:
+        return "handshake refused";
+    case BTC_ERR_STOPPED:
+        return "stopped";
+    default:
+        return "unknown error";
+    }
+}
+
+void btc_vec_init(struct btc_vec *v, size_t item_size)
+{
+    v->data = NULL;
+    v->len = v->cap = 0;
+    v->item = item_size;
+}
+
+void btc_vec_free(struct btc_vec *v)
+{
+    free(v->data);
+    v->data = NULL;
+    v->len = v->cap = 0;
+}
+
+void *btc_vec_push(struct btc_vec *v)
+{
+    if (v->len == v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 16;
+        void *p = realloc(v->data, cap * v->item);
+        if (!p)
+            return NULL;
+        v->data = p;
+        v->cap = cap;
+    }
+    void *it = (char *)v->data + v->len * v->item;
+    memset(it, 0, v->item);
+    v->len++;
+    return it;
+}
+
+static uint64_t mix64(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ull;
+    x ^= x >> 33;
+    return x;
+}
+
+uint64_t btc_hash_bytes(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    uint64_t h = 0xcbf29ce484222325ull ^ n;
+    for (size_t i = 0; i < n; i++) {
+        h ^= b[i];
+        h *= 0x100000001b3ull;
+    }
+    return mix64(h);
+}
+
+void btc_map_init(struct btc_map *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void btc_map_free(struct btc_map *m)
+{
+    free(m->keys);
+    free(m->vals);
+    free(m->used);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t map_slot(const struct btc_map *m, uint64_t key)
+{
+    size_t mask = m->cap - 1;
+    size_t i = (size_t)mix64(key) & mask;
+    while (m->used[i] && m->keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+uint64_t *btc_map_get(const struct btc_map *m, uint64_t key)
+{
+    if (!m->cap)
+        return NULL;
+    size_t i = map_slot(m, key);
+    return m->used[i] ? &m->vals[i] : NULL;
+}
+
+static int map_grow(struct btc_map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    struct btc_map n = {calloc(cap, 8), calloc(cap, 8), calloc(cap, 1), 0, cap};
+    if (!n.keys || !n.vals || !n.used) {
+        btc_map_free(&n);
+        return BTC_ERR_NOMEM;
+    }
+    for (size_t i = 0; i < m->cap; i++) {
+        if (m->used[i]) {
+            size_t j = map_slot(&n, m->keys[i]);
+            n.used[j] = 1;
+            n.keys[j] = m->keys[i];
+            n.vals[j] = m->vals[i];
+            n.len++;
+        }
+    }
+    btc_map_free(m);
+    *m = n;
+    return BTC_OK;
+}
+
+int btc_map_put(struct btc_map *m, uint64_t key, uint64_t val)
+{
+    if ((m->len + 1) * 4 > m->cap * 3) {
+        int rc = map_grow(m);
+        if (rc < 0)
+            return rc;
+    }
+    size_t i = map_slot(m, key);
+    if (!m->used[i]) {
+        m->used[i] = 1;
+        m->keys[i] = key;
+        m->len++;
+    }
+    m->vals[i] = val;
+    return BTC_OK;
+}
+
+int btc_map_remove(struct btc_map *m, uint64_t key)
+{
+    if (!m->cap)
+        return 0;
+    size_t mask = m->cap - 1;
+    size_t i = map_slot(m, key);
+    if (!m->used[i])
+        return 0;
+    /* Backward-shift deletion keeps probe chains intact without tombstones. */
+    m->used[i] = 0;
+    m->len--;
+    size_t j = i;
+    for (;;) {
+        j = (j + 1) & mask;
+        if (!m->used[j])
+            break;
+        size_t home = (size_t)mix64(m->keys[j]) & mask;
+        int between = (i <= j) ? (home > i && home <= j) : (home > i || home <= j);
+        if (between)
+            continue;
+        m->keys[i] = m->keys[j];
+        m->vals[i] = m->vals[j];
+        m->used[i] = 1;
+        m->used[j] = 0;
+        i = j;
+    }
+    return 1;
+}
+
+void btc_map_clear(struct btc_map *m)
+{
+    if (m->cap)
+        memset(m->used, 0, m->cap);
+    m->len = 0;
+}
+
+void btc_strtab_init(struct btc_strtab *t)
+{
+    btc_vec_init(&t->offs, sizeof(uint64_t));
+    btc_vec_init(&t->lens, sizeof(uint32_t));
+    t->bytes = NULL;
+    t->bytes_len = t->bytes_cap = 0;
+    btc_map_init(&t->index);
+}
+
+void btc_strtab_free(struct btc_strtab *t)
+{
+    btc_vec_free(&t->offs);
+    btc_vec_free(&t->lens);
+    free(t->bytes);
+    btc_map_free(&t->index);
+    t->bytes = NULL;
+}
+
+const char *btc_strtab_get(const struct btc_strtab *t, uint32_t idx, uint32_t *len)
+{
+    if (idx >= t->lens.len)
+        return NULL;
+    if (len)
+        *len = ((uint32_t *)t->lens.data)[idx];
+    return t->bytes + ((uint64_t *)t->offs.data)[idx];
+}
+
+int64_t btc_strtab_intern(struct btc_strtab *t, const char *s, size_t len)
+{
+    if (len > UINT32_MAX)
+        return BTC_ERR_NOMEM;
+    /* Equal hashes of different strings probe on to the next hash value. */
+    uint64_t h = btc_hash_bytes(s, len);
+    for (;; h++) {
+        uint64_t *v = btc_map_get(&t->index, h);
+        if (!v)
+            break;
+        uint32_t l = 0;
+        const char *o = btc_strtab_get(t, (uint32_t)*v, &l);
+        if (l == len && memcmp(o, s, len) == 0)
+            return (int64_t)*v;
+    }
+    if (t->bytes_len + len + 1 > t->bytes_cap) {
+        size_t cap = t->bytes_cap ? t->bytes_cap : 4096;
+        while (cap < t->bytes_len + len + 1)
+            cap *= 2;
+        char *b = realloc(t->bytes, cap);
+        if (!b)
+            return BTC_ERR_NOMEM;
+        t->bytes = b;
+        t->bytes_cap = cap;
+    }
+    uint64_t *off = btc_vec_push(&t->offs);
+    uint32_t *l = btc_vec_push(&t->lens);
+    if (!off || !l)
+        return BTC_ERR_NOMEM;
+    *off = t->bytes_len;
+    *l = (uint32_t)len;
+    memcpy(t->bytes + t->bytes_len, s, len);
+    t->bytes[t->bytes_len + len] = 0; /* so names can be printed as C strings */
+    t->bytes_len += len + 1;
+    int64_t idx = (int64_t)t->lens.len - 1;
+    int rc = btc_map_put(&t->index, h, (uint64_t)idx);
+    return rc < 0 ? rc : idx;
+}

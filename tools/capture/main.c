@@ -1,0 +1,323 @@
+/* boardtrace-capture: connect to a traced program, capture its Tracy stream
+ * and write a .tracy file. Command line compatible with upstream
+ * tracy-capture (same flags, same exit codes for the same failures). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <boardtrace/config.h>
+
+#include "btc_capture.h"
+#include "btc_format.h"
+#include "btc_tracy.h"
+
+/* Exit codes: 1-5 are upstream tracy-capture's, 6-8 are boardtrace's own. */
+enum exit_code {
+    EXIT_OK = 0,
+    EXIT_USAGE_OR_MISMATCH = 1, /* bad arguments; or the client speaks another protocol */
+    EXIT_NOT_AVAILABLE = 2,     /* the client already served another capture */
+    EXIT_DROPPED = 3,           /* the connection dropped during the handshake */
+    EXIT_OUTPUT_EXISTS = 4,     /* output exists and -f was not given */
+    EXIT_OUTPUT_UNWRITABLE = 5, /* output cannot be opened for writing */
+    EXIT_NO_CLIENT = 6,         /* no client before --connect-timeout, or a network error */
+    EXIT_STREAM_ERROR = 7,      /* malformed input stopped the capture (file still written) */
+    EXIT_WRITE_FAILED = 8,      /* the trace file could not be written */
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to,
+            "boardtrace-capture %s: capture a Tracy profiling session into a .tracy file\n"
+            "\n"
+            "Usage: boardtrace-capture -o output.tracy [-a address] [-p port] [-f] [-s seconds]\n"
+            "                          [-m percent] [--connect-timeout seconds]\n"
+            "                          [--file-version 0.14.0|0.11.1] [--spool-dir dir]\n"
+            "\n"
+            "  -o FILE        trace file to write (required)\n"
+            "  -a ADDR        address of the traced program (default 127.0.0.1)\n"
+            "  -p PORT        its port (default 8086)\n"
+            "  -f             overwrite FILE if it exists\n"
+            "  -s SECONDS     stop capturing after SECONDS and write what was received\n"
+            "  -m PERCENT     stop capturing when this process uses more than PERCENT of\n"
+            "                 physical memory (1..999, as upstream tracy-capture)\n"
+            "  --connect-timeout SECONDS\n"
+            "                 give up when no program accepts the connection within\n"
+            "                 SECONDS (default: keep trying until interrupted)\n"
+            "  --file-version V\n"
+            "                 0.14.0 (default) or 0.11.1 for older Tracy GUIs\n"
+            "  --spool-dir DIR\n"
+            "                 where the temporary spool files go (default: the output's\n"
+            "                 folder, so a board's RAM-backed /tmp is not used)\n"
+            "  -h, --help     this text;  --version  the version\n"
+            "\n"
+            "SIGINT or SIGTERM stops the capture cleanly; the file is still written.\n"
+            "On a terminal a status line shows progress; otherwise one summary line is\n"
+            "printed at the end.\n"
+            "\n"
+            "Exit status:\n"
+            "  0  trace written (also when stopped by a signal, -s, -m, or a client that\n"
+            "     went away: everything received is in the file)\n"
+            "  1  bad arguments, or the client uses an incompatible protocol version\n"
+            "  2  the client already served another capture\n"
+            "  3  the client dropped the connection during the handshake\n"
+            "  4  output file exists (use -f)\n"
+            "  5  output file cannot be opened for writing\n"
+            "  6  no client accepted the connection (--connect-timeout) or network error\n"
+            "  7  malformed data stopped the capture; what came before it was written\n"
+            "  8  the trace file could not be written\n",
+            BT_VERSION_STRING);
+}
+
+static int parse_number(const char *s, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+struct progress {
+    int tty;
+    double last_bytes, last_t;
+};
+
+static void human_bytes(double b, char *out, size_t n)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (b >= 1024 && u < 4) {
+        b /= 1024;
+        u++;
+    }
+    snprintf(out, n, "%.1f %s", b, unit[u]);
+}
+
+static void on_progress(void *ctx, const struct btc_capture_stats *s)
+{
+    struct progress *p = ctx;
+    if (!p->tty)
+        return;
+    double dt = s->elapsed_s - p->last_t;
+    double rate = dt > 0 ? ((double)s->wire_bytes - p->last_bytes) / dt : 0;
+    if (dt >= 0.5 || p->last_t == 0) {
+        p->last_bytes = (double)s->wire_bytes;
+        p->last_t = s->elapsed_s;
+    } else {
+        return;
+    }
+    char r[32], mem[32], spool[32];
+    human_bytes(rate, r, sizeof r);
+    human_bytes((double)s->rss_bytes, mem, sizeof mem);
+    human_bytes((double)s->spool_bytes, spool, sizeof spool);
+    printf("\r\33[2K%s/s | events %llu | zones %llu | mem %s | spool %s | %.1f s", r,
+           (unsigned long long)s->events, (unsigned long long)s->zones, mem, spool, s->elapsed_s);
+    fflush(stdout);
+}
+
+static const char *end_text(enum btc_capture_end e)
+{
+    switch (e) {
+    case BTC_END_COMPLETE:
+        return "complete";
+    case BTC_END_DISCONNECTED:
+        return "client disconnected";
+    case BTC_END_STOPPED:
+        return "stopped by signal";
+    case BTC_END_TIME_LIMIT:
+        return "time limit reached";
+    case BTC_END_MEMORY_LIMIT:
+        return "memory limit reached";
+    default:
+        return "stream error";
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const char *output = NULL, *address = "127.0.0.1", *spool_dir = NULL;
+    double port = BT_WIRE_DEFAULT_PORT, seconds = 0, mem_pct = 0, connect_timeout = 0;
+    int overwrite = 0;
+    uint32_t version = BTC_FILE_VERSION_0_14_0;
+
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *val = i + 1 < argc ? argv[i + 1] : NULL;
+        int takes = 1;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return EXIT_OK;
+        } else if (!strcmp(a, "--version")) {
+            printf("boardtrace-capture %s (Tracy protocol %u, file %s)\n", BT_VERSION_STRING,
+                   BT_WIRE_PROTOCOL_VERSION, "0.14.0");
+            return EXIT_OK;
+        } else if (!strcmp(a, "-f")) {
+            overwrite = 1;
+            takes = 0;
+        } else if (!val &&
+                   (!strcmp(a, "-o") || !strcmp(a, "-a") || !strcmp(a, "-p") || !strcmp(a, "-s") ||
+                    !strcmp(a, "-m") || !strcmp(a, "--connect-timeout") ||
+                    !strcmp(a, "--file-version") || !strcmp(a, "--spool-dir"))) {
+            fprintf(stderr, "boardtrace-capture: option %s needs a value\n", a);
+            return EXIT_USAGE_OR_MISMATCH;
+        } else if (!strcmp(a, "-o")) {
+            output = val;
+        } else if (!strcmp(a, "-a")) {
+            address = val;
+        } else if (!strcmp(a, "--spool-dir")) {
+            spool_dir = val;
+        } else if (!strcmp(a, "-p")) {
+            if (parse_number(val, 1, 65535, &port) < 0) {
+                fprintf(stderr, "boardtrace-capture: -p %s: expected a port number 1..65535\n",
+                        val);
+                return EXIT_USAGE_OR_MISMATCH;
+            }
+        } else if (!strcmp(a, "-s")) {
+            if (parse_number(val, 0, 1e9, &seconds) < 0) {
+                fprintf(stderr, "boardtrace-capture: -s %s: expected seconds (a number >= 0)\n",
+                        val);
+                return EXIT_USAGE_OR_MISMATCH;
+            }
+        } else if (!strcmp(a, "-m")) {
+            if (parse_number(val, 1, 999, &mem_pct) < 0) {
+                fprintf(stderr,
+                        "boardtrace-capture: -m %s: expected a percentage of physical memory "
+                        "1..999\n",
+                        val);
+                return EXIT_USAGE_OR_MISMATCH;
+            }
+        } else if (!strcmp(a, "--connect-timeout")) {
+            if (parse_number(val, 0, 1e9, &connect_timeout) < 0) {
+                fprintf(stderr,
+                        "boardtrace-capture: --connect-timeout %s: expected seconds (>= 0)\n", val);
+                return EXIT_USAGE_OR_MISMATCH;
+            }
+        } else if (!strcmp(a, "--file-version")) {
+            if (!strcmp(val, "0.14.0") || !strcmp(val, "0.14")) {
+                version = BTC_FILE_VERSION_0_14_0;
+            } else if (!strcmp(val, "0.11.1") || !strcmp(val, "0.11")) {
+                version = BTC_FILE_VERSION_0_11_1;
+            } else {
+                fprintf(stderr,
+                        "boardtrace-capture: --file-version %s: expected 0.14.0 or 0.11.1\n", val);
+                return EXIT_USAGE_OR_MISMATCH;
+            }
+        } else {
+            fprintf(stderr, "boardtrace-capture: unknown argument '%s' (see --help)\n", a);
+            return EXIT_USAGE_OR_MISMATCH;
+        }
+        i += takes;
+    }
+    if (!output) {
+        fprintf(stderr, "boardtrace-capture: -o FILE is required (see --help)\n");
+        return EXIT_USAGE_OR_MISMATCH;
+    }
+
+    struct stat st;
+    if (stat(output, &st) == 0 && !overwrite) {
+        fprintf(stderr, "Output file %s already exists! Use -f to force overwrite.\n", output);
+        return EXIT_OUTPUT_EXISTS;
+    }
+    FILE *test = fopen(output, "wb");
+    if (!test) {
+        fprintf(stderr, "Cannot open output file %s for writing: %s\n", output, strerror(errno));
+        return EXIT_OUTPUT_UNWRITABLE;
+    }
+    fclose(test);
+    unlink(output);
+
+    /* Spool beside the output unless told otherwise. */
+    char dir[4096];
+    if (!spool_dir) {
+        snprintf(dir, sizeof dir, "%s", output);
+        char *slash = strrchr(dir, '/');
+        if (slash == dir)
+            dir[1] = 0;
+        else if (slash)
+            *slash = 0;
+        else
+            snprintf(dir, sizeof dir, ".");
+        spool_dir = dir;
+    }
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    struct progress prog = {.tty = isatty(STDOUT_FILENO)};
+    struct btc_capture_opts opts = {
+        .host = address,
+        .port = (unsigned)port,
+        .connect_timeout_s = connect_timeout,
+        .stop_after_s = seconds,
+        .memory_limit =
+            mem_pct > 0 ? (uint64_t)(mem_pct / 100.0 * (double)btc_physical_memory()) : 0,
+        .spool_dir = spool_dir,
+        .stop = &stop_flag,
+        .progress = on_progress,
+        .progress_ctx = &prog,
+    };
+    if (prog.tty) {
+        printf("Connecting to %s:%u...", address, (unsigned)port);
+        fflush(stdout);
+    }
+    static struct btc_capture cap;
+    int rc = btc_capture_run(&cap, &opts);
+    if (prog.tty)
+        printf("\n");
+    if (rc < 0 && !(cap.have_model && rc != BTC_ERR_NOMEM)) {
+        fprintf(stderr, "boardtrace-capture: %s\n", cap.err[0] ? cap.err : btc_strerror(rc));
+        btc_capture_free(&cap);
+        if (rc == BTC_ERR_HANDSHAKE)
+            return cap.handshake == BT_HANDSHAKE_PROTOCOL_MISMATCH ? EXIT_USAGE_OR_MISMATCH
+                   : cap.handshake == BT_HANDSHAKE_NOT_AVAILABLE   ? EXIT_NOT_AVAILABLE
+                                                                   : EXIT_DROPPED;
+        if (rc == BTC_ERR_STOPPED)
+            return EXIT_OK;
+        return EXIT_NO_CLIENT;
+    }
+    if (cap.end == BTC_END_STREAM_ERROR || (cap.end == BTC_END_DISCONNECTED && cap.err[0]))
+        fprintf(stderr, "boardtrace-capture: %s\n", cap.err);
+
+    char err[512] = "";
+    uint64_t bytes = 0;
+    int wrc = btc_model_finish(&cap.model);
+    if (wrc >= 0)
+        wrc = btc_tracy_write(&cap.model, output, version, &bytes, err, sizeof err);
+    const struct btc_capture_stats *s = &cap.stats;
+    char in[32], out[32], mem[32];
+    human_bytes((double)s->wire_bytes, in, sizeof in);
+    human_bytes((double)bytes, out, sizeof out);
+    human_bytes((double)s->rss_bytes, mem, sizeof mem);
+    if (wrc < 0) {
+        fprintf(stderr, "boardtrace-capture: %s\n", err[0] ? err : btc_strerror(wrc));
+        btc_capture_free(&cap);
+        return EXIT_WRITE_FAILED;
+    }
+    printf("%s: %s, %llu events, %llu zones, %llu frames, %.2f s, received %s, wrote %s, "
+           "memory %s\n",
+           output, end_text(cap.end), (unsigned long long)s->events, (unsigned long long)s->zones,
+           (unsigned long long)((struct btc_frameset *)btc_vec_at(&cap.model.framesets, 0))->count,
+           s->elapsed_s, in, out, mem);
+    int code = cap.end == BTC_END_STREAM_ERROR ? EXIT_STREAM_ERROR : EXIT_OK;
+    btc_capture_free(&cap);
+    return code;
+}

@@ -1,0 +1,88 @@
+/* Chrome trace-event JSON export: every ended zone becomes a complete ("X")
+ * event in microseconds, threads and the process get name metadata; the
+ * file streams out zone by zone, so traces of any size convert. */
+#include <inttypes.h>
+#include <string.h>
+
+#include "btr_report.h"
+
+struct chrome {
+    FILE *out;
+    uint64_t zones;
+    int first;
+};
+
+static void json_string(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(out, "\\u%04x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void sep(struct chrome *c)
+{
+    fputs(c->first ? "\n" : ",\n", c->out);
+    c->first = 0;
+}
+
+static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_zone *z)
+{
+    struct chrome *c = ctx;
+    if (z->end < z->start)
+        return 0; /* never ended: no duration to show */
+    const struct btc_read_srcloc *loc = btc_trace_srcloc(t, z->srcloc);
+    const char *name = loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "?";
+    sep(c);
+    fputs("{\"ph\":\"X\",\"name\":", c->out);
+    json_string(c->out, name);
+    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"dur\":%.3f", t->pid,
+            z->thread_id, (double)z->start / 1000.0, (double)(z->end - z->start) / 1000.0);
+    if (loc) {
+        fputs(",\"args\":{\"file\":", c->out);
+        json_string(c->out, btc_trace_string(t, loc->file));
+        fprintf(c->out, ",\"line\":%u}", loc->line);
+    }
+    fputc('}', c->out);
+    c->zones++;
+    return 0;
+}
+
+int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
+                      size_t errlen)
+{
+    struct chrome c = {.out = out, .first = 1};
+    struct btc_trace t;
+    /* The reader fills in the header (pid) before the first zone arrives. */
+    fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
+    int rc = btc_tracy_read(path, &t, on_zone, &c, err, errlen);
+    if (rc >= 0) {
+        sep(&c);
+        fprintf(out,
+                "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64 ",\"args\":{\"name\":",
+                t.pid);
+        json_string(out, t.program);
+        fputs("}}", out);
+        for (size_t i = 0; i < t.threads.len; i++) {
+            const struct btc_read_thread *th = btc_vec_at(&t.threads, i);
+            sep(&c);
+            fprintf(out,
+                    "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
+                    ",\"args\":{\"name\":",
+                    t.pid, th->id);
+            json_string(out, th->name >= 0 ? btc_trace_string(&t, th->name) : "");
+            fputs("}}", out);
+        }
+    }
+    fputs("\n]}\n", out);
+    if (zones_written)
+        *zones_written = c.zones;
+    btc_trace_free(&t);
+    return rc;
+}

@@ -1,0 +1,43 @@
+/* Host reports over a .tracy file: zone statistics per source location (as
+ * upstream tracy-csvexport computes them) and Chrome trace-event JSON. The
+ * caller opens the output stream; these functions only format. */
+#ifndef BTR_REPORT_H
+#define BTR_REPORT_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "btc_tracy.h"
+
+struct btr_zone_stat {
+    int16_t srcloc;
+    const char *name; /* srcloc name, else its function */
+    const char *file;
+    uint32_t line;
+    uint64_t count; /* zones that ended, with a positive duration */
+    int64_t total_ns, min_ns, max_ns;
+    double sum_sq;
+};
+
+struct btr_stats {
+    struct btc_trace trace;
+    struct btr_zone_stat *zones;
+    size_t nzones;
+};
+
+/* Reads the file and aggregates every zone; rows sorted by total time. */
+int btr_stats_compute(struct btr_stats *s, const char *path, char *err, size_t errlen);
+void btr_stats_free(struct btr_stats *s);
+
+/* tracy-csvexport's columns: name,src_file,src_line,total_ns,total_perc,
+ * counts,mean_ns,min_ns,max_ns,std_ns. */
+void btr_stats_print_csv(const struct btr_stats *s, FILE *out, const char *sep);
+/* An aligned table for people. */
+void btr_stats_print_table(const struct btr_stats *s, FILE *out);
+
+/* Writes the trace's zones as Chrome trace-event JSON (Perfetto opens it):
+ * complete events per zone, thread and process names as metadata. */
+int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
+                      size_t errlen);
+
+#endif
