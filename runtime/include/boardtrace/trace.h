@@ -1,0 +1,239 @@
+/* boardtrace tracing API: zones, messages, plots, frames, thread names,
+ * memory and locks, emitted to a Tracy v0.14.0 capture. Selected by
+ * <boardtrace/config.h>: everything compiles to nothing when RUNTIME_TRACING
+ * is OFF, and TRACING_MODE picks the features (1 zones + messages, 2 + memory,
+ * 3 + memory callstacks, 4 + callstacks on every zone). */
+#ifndef BOARDTRACE_TRACE_H
+#define BOARDTRACE_TRACE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <boardtrace/config.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A static source location. Must outlive the program's tracing (the capture
+ * asks for its strings by address at any time): the BT_ZONE* macros declare
+ * one as a static object. name may be NULL (the zone is shown by function). */
+struct bt_srcloc {
+    const char *name;
+    const char *function;
+    const char *file;
+    uint32_t line;
+    uint32_t color; /* 0xRRGGBB, 0 = default */
+};
+
+/* What a zone begin returns and its end takes. active is 0 when the zone was
+ * not recorded (inactive by request, or dropped under the memory policy of
+ * runtime/README.md); the end of an inactive zone emits nothing. */
+typedef struct bt_zone {
+    int active;
+} bt_zone;
+
+enum bt_severity {
+    BT_SEVERITY_TRACE = 0,
+    BT_SEVERITY_DEBUG = 1,
+    BT_SEVERITY_INFO = 2,
+    BT_SEVERITY_WARNING = 3,
+    BT_SEVERITY_ERROR = 4,
+    BT_SEVERITY_FATAL = 5,
+};
+
+enum bt_plot_format {
+    BT_PLOT_NUMBER = 0,
+    BT_PLOT_MEMORY = 1,
+    BT_PLOT_PERCENTAGE = 2,
+    BT_PLOT_WATT = 3,
+};
+
+/* Texts longer than this (the protocol's limit) are cut to it. */
+#define BT_TEXT_MAX 65535u
+
+struct bt_lock;
+
+#if BT_RUNTIME_TRACING
+
+/* Zones. depth > 0 records a callstack of that many frames (mode >= 3). */
+bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active);
+/* A zone whose source location is built at run time (names need not outlive
+ * the call; they are copied). name may be NULL. */
+bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
+                              const char *function, size_t function_len, const char *name,
+                              size_t name_len, uint32_t color, int depth, int active);
+/* The same in two steps, as Tracy's C API does it: make returns a handle the
+ * same thread passes to bt_zone_begin_made (at most 4 handles outstanding per
+ * thread; the strings are copied by make). */
+uint64_t bt_srcloc_make(uint32_t line, const char *file, size_t file_len, const char *function,
+                        size_t function_len, const char *name, size_t name_len, uint32_t color);
+bt_zone bt_zone_begin_made(uint64_t handle, int depth, int active);
+void bt_zone_end(bt_zone zone);
+void bt_zone_text(bt_zone zone, const char *text, size_t len);
+void bt_zone_name(bt_zone zone, const char *text, size_t len);
+void bt_zone_color(bt_zone zone, uint32_t color);
+void bt_zone_value(bt_zone zone, uint64_t value);
+
+/* Messages. The text is copied; literal variants send only the address, so
+ * the text must live until the program exits (a string literal). */
+void bt_message(const char *text, size_t len, enum bt_severity severity, int depth);
+void bt_message_color(const char *text, size_t len, uint32_t color, enum bt_severity severity,
+                      int depth);
+void bt_message_literal(const char *text, enum bt_severity severity, int depth);
+void bt_message_literal_color(const char *text, uint32_t color, enum bt_severity severity,
+                              int depth);
+void bt_app_info(const char *text, size_t len);
+
+/* Plots, frames and names: name strings must live until the program exits. */
+void bt_plot_int(const char *name, int64_t value);
+void bt_plot_float(const char *name, float value);
+void bt_plot_double(const char *name, double value);
+void bt_plot_config(const char *name, enum bt_plot_format format, int step, int fill,
+                    uint32_t color);
+void bt_frame_mark(const char *name); /* NULL: the default frame set */
+void bt_frame_mark_start(const char *name);
+void bt_frame_mark_end(const char *name);
+void bt_thread_set_name(const char *name); /* copied */
+
+/* Memory. pool NULL is the default pool; a named pool's name must live until
+ * the program exits. depth > 0 records a callstack. */
+void bt_mem_alloc(const void *ptr, size_t size, const char *pool, int depth);
+void bt_mem_free(const void *ptr, const char *pool, int depth);
+void bt_mem_discard(const char *pool, int depth);
+
+/* Locks: announce returns the handle the other calls take (NULL when the
+ * runtime is out of memory; every call accepts NULL). */
+struct bt_lock *bt_lock_announce(const struct bt_srcloc *loc);
+void bt_lock_terminate(struct bt_lock *lock);
+int bt_lock_before_lock(struct bt_lock *lock);
+void bt_lock_after_lock(struct bt_lock *lock);
+void bt_lock_after_unlock(struct bt_lock *lock);
+void bt_lock_after_try_lock(struct bt_lock *lock, int acquired);
+void bt_lock_mark(struct bt_lock *lock, const struct bt_srcloc *loc);
+void bt_lock_set_name(struct bt_lock *lock, const char *name, size_t len);
+
+/* Whether a capture is connected now. */
+int bt_is_connected(void);
+/* Events dropped so far because a buffer was full and nobody was connected. */
+uint64_t bt_dropped_events(void);
+
+#define BT_CONCAT_(a, b) a##b
+#define BT_CONCAT(a, b)  BT_CONCAT_(a, b)
+
+#if BT_TRACING_MODE >= 4
+#define BT_ZONE_DEPTH_ BT_CALLSTACK_DEPTH
+#else
+#define BT_ZONE_DEPTH_ 0
+#endif
+#if BT_TRACING_MODE >= 3
+#define BT_MEM_DEPTH_ BT_CALLSTACK_DEPTH
+#else
+#define BT_MEM_DEPTH_ 0
+#endif
+
+/* BT_ZONE_NC(ctx, "name", 0xRRGGBB, active) declares bt_zone ctx for the
+ * enclosing block; close it with BT_ZONE_END(ctx). */
+#define BT_ZONE_NCD(ctx, name, color, depth, active)                      \
+    static const struct bt_srcloc BT_CONCAT(bt_srcloc_, __LINE__) = {     \
+        name, __func__, __FILE__, (uint32_t)__LINE__, (uint32_t)(color)}; \
+    bt_zone ctx = bt_zone_begin(&BT_CONCAT(bt_srcloc_, __LINE__), (depth), (active))
+#define BT_ZONE_NC(ctx, name, color, active) BT_ZONE_NCD(ctx, name, color, BT_ZONE_DEPTH_, active)
+#define BT_ZONE_N(ctx, name, active)         BT_ZONE_NC(ctx, name, 0, active)
+#define BT_ZONE(ctx, active)                 BT_ZONE_NC(ctx, NULL, 0, active)
+#define BT_ZONE_END(ctx)                     bt_zone_end(ctx)
+#define BT_ZONE_TEXT(ctx, text, len)         bt_zone_text((ctx), (text), (len))
+#define BT_ZONE_NAME(ctx, text, len)         bt_zone_name((ctx), (text), (len))
+#define BT_ZONE_COLOR(ctx, color)            bt_zone_color((ctx), (color))
+#define BT_ZONE_VALUE(ctx, value)            bt_zone_value((ctx), (value))
+
+#define BT_MESSAGE(text, len)             bt_message((text), (len), BT_SEVERITY_INFO, 0)
+#define BT_MESSAGE_C(text, len, color)    bt_message_color((text), (len), (color), BT_SEVERITY_INFO, 0)
+#define BT_MESSAGE_L(text)                bt_message_literal((text), BT_SEVERITY_INFO, 0)
+#define BT_MESSAGE_LC(text, color)        bt_message_literal_color((text), (color), BT_SEVERITY_INFO, 0)
+#define BT_MESSAGE_S(text, len, sev)      bt_message((text), (len), (sev), 0)
+#define BT_APP_INFO(text, len)            bt_app_info((text), (len))
+#define BT_PLOT(name, value)              bt_plot_double((name), (value))
+#define BT_PLOT_F(name, value)            bt_plot_float((name), (value))
+#define BT_PLOT_I(name, value)            bt_plot_int((name), (value))
+#define BT_PLOT_CONFIG(name, f, s, fl, c) bt_plot_config((name), (f), (s), (fl), (c))
+#define BT_FRAME_MARK                     bt_frame_mark(NULL)
+#define BT_FRAME_MARK_NAMED(name)         bt_frame_mark(name)
+#define BT_FRAME_MARK_START(name)         bt_frame_mark_start(name)
+#define BT_FRAME_MARK_END(name)           bt_frame_mark_end(name)
+#define BT_THREAD_NAME(name)              bt_thread_set_name(name)
+
+#if BT_TRACING_MODE >= 2
+#define BT_ALLOC(ptr, size)         bt_mem_alloc((ptr), (size), NULL, BT_MEM_DEPTH_)
+#define BT_FREE(ptr)                bt_mem_free((ptr), NULL, BT_MEM_DEPTH_)
+#define BT_ALLOC_N(ptr, size, pool) bt_mem_alloc((ptr), (size), (pool), BT_MEM_DEPTH_)
+#define BT_FREE_N(ptr, pool)        bt_mem_free((ptr), (pool), BT_MEM_DEPTH_)
+#define BT_MEM_DISCARD(pool)        bt_mem_discard((pool), BT_MEM_DEPTH_)
+#else
+#define BT_ALLOC(ptr, size)         ((void)0)
+#define BT_FREE(ptr)                ((void)0)
+#define BT_ALLOC_N(ptr, size, pool) ((void)0)
+#define BT_FREE_N(ptr, pool)        ((void)0)
+#define BT_MEM_DISCARD(pool)        ((void)0)
+#endif
+
+/* BT_LOCK_ANNOUNCE(handle) assigns a struct bt_lock * for a lock created here. */
+#define BT_LOCK_ANNOUNCE(handle)                                           \
+    do {                                                                   \
+        static const struct bt_srcloc BT_CONCAT(bt_lockloc_, __LINE__) = { \
+            NULL, __func__, __FILE__, (uint32_t)__LINE__, 0};              \
+        (handle) = bt_lock_announce(&BT_CONCAT(bt_lockloc_, __LINE__));    \
+    } while (0)
+#define BT_LOCK_TERMINATE(handle)          bt_lock_terminate(handle)
+#define BT_LOCK_BEFORE_LOCK(handle)        bt_lock_before_lock(handle)
+#define BT_LOCK_AFTER_LOCK(handle)         bt_lock_after_lock(handle)
+#define BT_LOCK_AFTER_UNLOCK(handle)       bt_lock_after_unlock(handle)
+#define BT_LOCK_AFTER_TRY_LOCK(handle, ok) bt_lock_after_try_lock((handle), (ok))
+#define BT_LOCK_NAME(handle, name, len)    bt_lock_set_name((handle), (name), (len))
+
+#else /* !BT_RUNTIME_TRACING: no code, no symbols */
+
+#define BT_ZONE_NCD(ctx, name, color, depth, active)
+#define BT_ZONE_NC(ctx, name, color, active)
+#define BT_ZONE_N(ctx, name, active)
+#define BT_ZONE(ctx, active)
+#define BT_ZONE_END(ctx)                   ((void)0)
+#define BT_ZONE_TEXT(ctx, text, len)       ((void)0)
+#define BT_ZONE_NAME(ctx, text, len)       ((void)0)
+#define BT_ZONE_COLOR(ctx, color)          ((void)0)
+#define BT_ZONE_VALUE(ctx, value)          ((void)0)
+#define BT_MESSAGE(text, len)              ((void)0)
+#define BT_MESSAGE_C(text, len, color)     ((void)0)
+#define BT_MESSAGE_L(text)                 ((void)0)
+#define BT_MESSAGE_LC(text, color)         ((void)0)
+#define BT_MESSAGE_S(text, len, sev)       ((void)0)
+#define BT_APP_INFO(text, len)             ((void)0)
+#define BT_PLOT(name, value)               ((void)0)
+#define BT_PLOT_F(name, value)             ((void)0)
+#define BT_PLOT_I(name, value)             ((void)0)
+#define BT_PLOT_CONFIG(name, f, s, fl, c)  ((void)0)
+#define BT_FRAME_MARK                      ((void)0)
+#define BT_FRAME_MARK_NAMED(name)          ((void)0)
+#define BT_FRAME_MARK_START(name)          ((void)0)
+#define BT_FRAME_MARK_END(name)            ((void)0)
+#define BT_THREAD_NAME(name)               ((void)0)
+#define BT_ALLOC(ptr, size)                ((void)0)
+#define BT_FREE(ptr)                       ((void)0)
+#define BT_ALLOC_N(ptr, size, pool)        ((void)0)
+#define BT_FREE_N(ptr, pool)               ((void)0)
+#define BT_MEM_DISCARD(pool)               ((void)0)
+#define BT_LOCK_ANNOUNCE(handle)           ((void)0)
+#define BT_LOCK_TERMINATE(handle)          ((void)0)
+#define BT_LOCK_BEFORE_LOCK(handle)        ((void)0)
+#define BT_LOCK_AFTER_LOCK(handle)         ((void)0)
+#define BT_LOCK_AFTER_UNLOCK(handle)       ((void)0)
+#define BT_LOCK_AFTER_TRY_LOCK(handle, ok) ((void)0)
+#define BT_LOCK_NAME(handle, name, len)    ((void)0)
+
+#endif /* BT_RUNTIME_TRACING */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,682 @@
+/* The emitting side: the public bt_* calls. An event is a timer read and a
+ * store into the calling thread's ring (or, for memory, locks and frames, into
+ * the shared serial queue); no lock, syscall or allocation once a thread's
+ * ring exists. What happens when a buffer is full is runtime/README.md's
+ * memory policy: wait for the worker when a capture is (or will be) there,
+ * else drop and count. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boardtrace/wire.h"
+#include "runtime.h"
+#include "timer.h"
+
+#define TLS_IE __attribute__((tls_model("initial-exec")))
+
+static _Thread_local struct bt_thread *tls_thread TLS_IE;
+static pthread_key_t thread_key;
+
+/* Largest payload one record may carry: a record must always fit a ring. */
+static size_t payload_max(void)
+{
+    size_t quarter = bt_rt.ring_size / 4;
+    return quarter < BT_TEXT_MAX ? quarter : BT_TEXT_MAX;
+}
+
+static void thread_retire(void *arg)
+{
+    struct bt_thread *t = arg;
+    for (unsigned i = 0; i < BT_MADE_SLOTS; i++)
+        free(t->made[i].data);
+    memset(t->made, 0, sizeof(t->made));
+    tls_thread = NULL;
+    atomic_store_explicit(&t->retired, 1, memory_order_release);
+}
+
+int bt_api_init(void)
+{
+    return pthread_key_create(&thread_key, thread_retire);
+}
+
+static __attribute__((noinline)) struct bt_thread *thread_register(void)
+{
+    if (bt_runtime_start() != 0)
+        return NULL;
+    size_t size = (sizeof(struct bt_thread) + 63) & ~(size_t)63;
+    struct bt_thread *t = aligned_alloc(64, size);
+    if (!t)
+        return NULL;
+    memset(t, 0, size);
+    t->data = malloc(bt_rt.ring_size);
+    if (!t->data) {
+        free(t);
+        return NULL;
+    }
+    t->mask = bt_rt.ring_size - 1;
+    t->tid = (uint32_t)syscall(SYS_gettid);
+    pthread_mutex_lock(&bt_rt.mutex);
+    t->next = bt_rt.threads;
+    bt_rt.threads = t;
+    pthread_mutex_unlock(&bt_rt.mutex);
+    pthread_setspecific(thread_key, t);
+    tls_thread = t;
+    return t;
+}
+
+static inline struct bt_thread *thread_current(void)
+{
+    struct bt_thread *t = tls_thread;
+    if (__builtin_expect(t != NULL, 1))
+        return t;
+    return thread_register();
+}
+
+/* A full buffer: 1 = retry (the worker will drain it), 0 = drop the event. */
+static int buffer_full_wait(void)
+{
+    int state = atomic_load_explicit(&bt_rt.state, memory_order_acquire);
+    int worker = atomic_load_explicit(&bt_rt.worker_alive, memory_order_acquire);
+    if (!worker || state == BT_STATE_FINISHED || (state == BT_STATE_WAITING && !bt_rt.no_exit)) {
+        atomic_fetch_add_explicit(&bt_rt.dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    struct timespec ts = {0, 20000};
+    nanosleep(&ts, NULL);
+    return 1;
+}
+
+/* Room for `need` contiguous bytes, keeping `keep` bytes free for the ends of
+ * open zones so a recorded begin always gets its end. NULL = dropped. */
+static inline uint8_t *ring_reserve(struct bt_thread *t, size_t need, size_t keep)
+{
+    size_t size = t->mask + 1;
+    uint64_t pos = t->head_local;
+    size_t idx = pos & t->mask;
+    size_t to_end = size - idx;
+    size_t total = need <= to_end ? need : to_end + need;
+    while (pos + total + keep - t->tail_cache > size) {
+        t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
+        if (pos + total + keep - t->tail_cache <= size)
+            break;
+        if (!buffer_full_wait())
+            return NULL;
+    }
+    if (need > to_end) {
+        t->data[idx] = BT_REC_PAD;
+        t->head_local = pos + to_end;
+        idx = 0;
+    }
+    return t->data + idx;
+}
+
+static inline void ring_commit(struct bt_thread *t, size_t n)
+{
+    t->head_local += n;
+    atomic_store_explicit(&t->head, t->head_local, memory_order_release);
+}
+
+static inline size_t zone_keep(const struct bt_thread *t)
+{
+    return (size_t)t->open_zones * BT_REC_HEADER;
+}
+
+static inline void rec_header(uint8_t *p, uint8_t kind, uint8_t frames, uint16_t len, uint32_t b,
+                              int64_t time)
+{
+    struct bt_rec r = {kind, frames, len, b, time};
+    memcpy(p, &r, sizeof(r));
+}
+
+/* Callstacks are part of TRACING_MODE 3 and up; below, depth is ignored. */
+static int clamp_depth(int depth)
+{
+    if (BT_TRACING_MODE < 3 || depth <= 0)
+        return 0;
+    return depth > 62 ? 62 : depth;
+}
+
+/* A record with an optional callstack and a payload; returns 0 if dropped. */
+static __attribute__((noinline)) int emit_record(struct bt_thread *t, uint8_t kind, int depth,
+                                                 uint32_t b, const void *p1, size_t n1,
+                                                 const void *p2, size_t n2, size_t keep)
+{
+    uint64_t frames[64];
+    depth = clamp_depth(depth);
+    int nframes = depth > 0 ? bt_callstack_capture(frames, depth, 2) : 0;
+    size_t payload = n1 + n2;
+    size_t need = BT_REC_HEADER + 8u * (size_t)nframes + BT_REC_ALIGN(payload);
+    uint8_t *p = ring_reserve(t, need, keep);
+    if (!p)
+        return 0;
+    int64_t now = bt_timer_now();
+    rec_header(p, kind, (uint8_t)nframes, (uint16_t)payload, b, now);
+    uint8_t *q = p + BT_REC_HEADER;
+    if (nframes) {
+        memcpy(q, frames, 8u * (size_t)nframes);
+        q += 8u * (size_t)nframes;
+    }
+    if (n1)
+        memcpy(q, p1, n1);
+    if (n2)
+        memcpy(q + n1, p2, n2);
+    ring_commit(t, need);
+    return 1;
+}
+
+bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
+{
+    bt_zone z = {0};
+    if (!active)
+        return z;
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return z;
+    size_t keep = zone_keep(t) + BT_REC_HEADER;
+    if (__builtin_expect(depth > 0, 0)) {
+        uint64_t key = (uint64_t)(uintptr_t)loc;
+        if (!emit_record(t, BT_REC_ZONE_BEGIN, depth, 0, &key, 8, NULL, 0, keep))
+            return z;
+    } else {
+        uint8_t *p = ring_reserve(t, BT_REC_HEADER + 8, keep);
+        if (!p)
+            return z;
+        rec_header(p, BT_REC_ZONE_BEGIN, 0, 8, 0, bt_timer_now());
+        memcpy(p + BT_REC_HEADER, &loc, sizeof(loc));
+        ring_commit(t, BT_REC_HEADER + 8);
+    }
+    t->open_zones++;
+    z.active = 1;
+    return z;
+}
+
+void bt_zone_end(bt_zone zone)
+{
+    if (!zone.active)
+        return;
+    int64_t now = bt_timer_now();
+    struct bt_thread *t = tls_thread;
+    if (!t)
+        return;
+    t->open_zones--;
+    uint8_t *p = ring_reserve(t, BT_REC_HEADER, zone_keep(t));
+    if (!p)
+        return;
+    rec_header(p, BT_REC_ZONE_END, 0, 0, 0, now);
+    ring_commit(t, BT_REC_HEADER);
+}
+
+/* SourceLocationPayload: u32 color, u32 line, function NUL, file NUL, name. */
+static size_t srcloc_payload_size(size_t file_len, size_t function_len, size_t name_len)
+{
+    return 8 + function_len + 1 + file_len + 1 + name_len;
+}
+
+static void srcloc_payload_fill(uint8_t *p, uint32_t line, const char *file, size_t file_len,
+                                const char *function, size_t function_len, const char *name,
+                                size_t name_len, uint32_t color)
+{
+    memcpy(p, &color, 4);
+    memcpy(p + 4, &line, 4);
+    p += 8;
+    if (function_len)
+        memcpy(p, function, function_len);
+    p[function_len] = 0;
+    p += function_len + 1;
+    if (file_len)
+        memcpy(p, file, file_len);
+    p[file_len] = 0;
+    p += file_len + 1;
+    if (name_len)
+        memcpy(p, name, name_len);
+}
+
+/* Keeps a runtime-built location within one record; names beyond that are
+ * shortened (the protocol carries at most 64 KiB anyway). */
+static void srcloc_fit(size_t *file_len, size_t *function_len, size_t *name_len)
+{
+    size_t third = (payload_max() - 10) / 3;
+    if (*file_len > third)
+        *file_len = third;
+    if (*function_len > third)
+        *function_len = third;
+    if (*name_len > third)
+        *name_len = third;
+}
+
+static bt_zone zone_begin_payload(struct bt_thread *t, const uint8_t *payload, size_t len,
+                                  int depth)
+{
+    bt_zone z = {0};
+    if (!emit_record(t, BT_REC_ZONE_BEGIN_DYN, depth, 0, payload, len, NULL, 0,
+                     zone_keep(t) + BT_REC_HEADER))
+        return z;
+    t->open_zones++;
+    z.active = 1;
+    return z;
+}
+
+bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
+                              const char *function, size_t function_len, const char *name,
+                              size_t name_len, uint32_t color, int depth, int active)
+{
+    bt_zone z = {0};
+    if (!active)
+        return z;
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return z;
+    if (!name)
+        name_len = 0;
+    srcloc_fit(&file_len, &function_len, &name_len);
+    size_t len = srcloc_payload_size(file_len, function_len, name_len);
+    size_t need = BT_REC_HEADER + BT_REC_ALIGN(len);
+    if (depth > 0) {
+        /* callstack capture lives in emit_record; go through a made slot */
+        uint64_t h =
+            bt_srcloc_make(line, file, file_len, function, function_len, name, name_len, color);
+        return bt_zone_begin_made(h, depth, active);
+    }
+    uint8_t *p = ring_reserve(t, need, zone_keep(t) + BT_REC_HEADER);
+    if (!p)
+        return z;
+    srcloc_payload_fill(p + BT_REC_HEADER, line, file, file_len, function, function_len, name,
+                        name_len, color);
+    rec_header(p, BT_REC_ZONE_BEGIN_DYN, 0, (uint16_t)len, 0, bt_timer_now());
+    ring_commit(t, need);
+    t->open_zones++;
+    z.active = 1;
+    return z;
+}
+
+uint64_t bt_srcloc_make(uint32_t line, const char *file, size_t file_len, const char *function,
+                        size_t function_len, const char *name, size_t name_len, uint32_t color)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return 0;
+    if (!name)
+        name_len = 0;
+    srcloc_fit(&file_len, &function_len, &name_len);
+    size_t len = srcloc_payload_size(file_len, function_len, name_len);
+    struct bt_made_srcloc *m = &t->made[t->made_next++ % BT_MADE_SLOTS];
+    if (m->cap < len) {
+        uint8_t *grown = realloc(m->data, len);
+        if (!grown)
+            return 0;
+        m->data = grown;
+        m->cap = len;
+    }
+    srcloc_payload_fill(m->data, line, file, file_len, function, function_len, name, name_len,
+                        color);
+    m->len = len;
+    return (uint64_t)(uintptr_t)m;
+}
+
+bt_zone bt_zone_begin_made(uint64_t handle, int depth, int active)
+{
+    bt_zone z = {0};
+    struct bt_thread *t = tls_thread;
+    if (!active || !handle || !t)
+        return z;
+    const struct bt_made_srcloc *m = (const struct bt_made_srcloc *)(uintptr_t)handle;
+    return zone_begin_payload(t, m->data, m->len, depth);
+}
+
+static void zone_string(bt_zone zone, uint8_t kind, const char *text, size_t len)
+{
+    struct bt_thread *t = tls_thread;
+    if (!zone.active || !t)
+        return;
+    if (len > payload_max())
+        len = payload_max();
+    emit_record(t, kind, 0, 0, text, len, NULL, 0, zone_keep(t));
+}
+
+void bt_zone_text(bt_zone zone, const char *text, size_t len)
+{
+    zone_string(zone, BT_REC_ZONE_TEXT, text, len);
+}
+
+void bt_zone_name(bt_zone zone, const char *text, size_t len)
+{
+    zone_string(zone, BT_REC_ZONE_NAME, text, len);
+}
+
+void bt_zone_color(bt_zone zone, uint32_t color)
+{
+    struct bt_thread *t = tls_thread;
+    if (!zone.active || !t)
+        return;
+    uint8_t *p = ring_reserve(t, BT_REC_HEADER, zone_keep(t));
+    if (!p)
+        return;
+    rec_header(p, BT_REC_ZONE_COLOR, 0, 0, color & 0xFFFFFFu, 0);
+    ring_commit(t, BT_REC_HEADER);
+}
+
+void bt_zone_value(bt_zone zone, uint64_t value)
+{
+    struct bt_thread *t = tls_thread;
+    if (!zone.active || !t)
+        return;
+    uint8_t *p = ring_reserve(t, BT_REC_HEADER + 8, zone_keep(t));
+    if (!p)
+        return;
+    rec_header(p, BT_REC_ZONE_VALUE, 0, 8, 0, 0);
+    memcpy(p + BT_REC_HEADER, &value, 8);
+    ring_commit(t, BT_REC_HEADER + 8);
+}
+
+static uint32_t message_meta(enum bt_severity severity)
+{
+    unsigned s = (unsigned)severity;
+    if (s > BT_SEVERITY_FATAL)
+        s = BT_SEVERITY_FATAL;
+    return (uint32_t)(BT_MSG_SOURCE_USER | (s << 4)) << 24;
+}
+
+void bt_message(const char *text, size_t len, enum bt_severity severity, int depth)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    if (len > payload_max())
+        len = payload_max();
+    emit_record(t, BT_REC_MESSAGE, depth, message_meta(severity), text, len, NULL, 0, zone_keep(t));
+}
+
+void bt_message_color(const char *text, size_t len, uint32_t color, enum bt_severity severity,
+                      int depth)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    if (len > payload_max())
+        len = payload_max();
+    emit_record(t, BT_REC_MESSAGE_COLOR, depth, message_meta(severity) | (color & 0xFFFFFFu), text,
+                len, NULL, 0, zone_keep(t));
+}
+
+void bt_message_literal(const char *text, enum bt_severity severity, int depth)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    uint64_t address = (uint64_t)(uintptr_t)text;
+    emit_record(t, BT_REC_LITERAL, depth, message_meta(severity), &address, 8, NULL, 0,
+                zone_keep(t));
+}
+
+void bt_message_literal_color(const char *text, uint32_t color, enum bt_severity severity,
+                              int depth)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    uint64_t address = (uint64_t)(uintptr_t)text;
+    emit_record(t, BT_REC_LITERAL_COLOR, depth, message_meta(severity) | (color & 0xFFFFFFu),
+                &address, 8, NULL, 0, zone_keep(t));
+}
+
+void bt_app_info(const char *text, size_t len)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    if (len > payload_max())
+        len = payload_max();
+    emit_record(t, BT_REC_APP_INFO, 0, 0, text, len, NULL, 0, zone_keep(t));
+}
+
+static void plot(const char *name, uint8_t type, uint64_t bits)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    uint8_t *p = ring_reserve(t, BT_REC_HEADER + 16, zone_keep(t));
+    if (!p)
+        return;
+    uint64_t key = (uint64_t)(uintptr_t)name;
+    rec_header(p, BT_REC_PLOT, 0, 16, type, bt_timer_now());
+    memcpy(p + BT_REC_HEADER, &key, 8);
+    memcpy(p + BT_REC_HEADER + 8, &bits, 8);
+    ring_commit(t, BT_REC_HEADER + 16);
+}
+
+void bt_plot_int(const char *name, int64_t value)
+{
+    plot(name, BT_EV_PLOT_DATA_INT, (uint64_t)value);
+}
+
+void bt_plot_float(const char *name, float value)
+{
+    uint32_t bits;
+    memcpy(&bits, &value, 4);
+    plot(name, BT_EV_PLOT_DATA_FLOAT, bits);
+}
+
+void bt_plot_double(const char *name, double value)
+{
+    uint64_t bits;
+    memcpy(&bits, &value, 8);
+    plot(name, BT_EV_PLOT_DATA_DOUBLE, bits);
+}
+
+void bt_plot_config(const char *name, enum bt_plot_format format, int step, int fill,
+                    uint32_t color)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    uint64_t payload[2] = {(uint64_t)(uintptr_t)name, color};
+    uint32_t b = (uint32_t)format | (uint32_t)(step ? 1 : 0) << 8 | (uint32_t)(fill ? 1 : 0) << 16;
+    emit_record(t, BT_REC_PLOT_CONFIG, 0, b, payload, 16, NULL, 0, zone_keep(t));
+}
+
+void bt_thread_set_name(const char *name)
+{
+    struct bt_thread *t = thread_current();
+    if (!t || !name)
+        return;
+    char *copy = strdup(name);
+    if (!copy)
+        return;
+    char os_name[16];
+    strncpy(os_name, name, sizeof(os_name) - 1);
+    os_name[sizeof(os_name) - 1] = 0;
+    pthread_setname_np(pthread_self(), os_name);
+    pthread_mutex_lock(&bt_rt.mutex);
+    struct bt_thread_name *n = bt_rt.names;
+    while (n && n->tid != t->tid)
+        n = n->next;
+    if (n) {
+        free(n->name);
+        n->name = copy;
+    } else if ((n = malloc(sizeof(*n))) != NULL) {
+        n->tid = t->tid;
+        n->name = copy;
+        n->next = bt_rt.names;
+        bt_rt.names = n;
+    } else {
+        free(copy);
+    }
+    pthread_mutex_unlock(&bt_rt.mutex);
+}
+
+/* Serial queue, producer side (Vyukov's bounded queue, multi-slot claims). */
+static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
+{
+    struct bt_serial *q = &bt_rt.serial;
+    uint64_t pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed);
+    for (;;) {
+        uint64_t last = pos + count - 1;
+        uint64_t seq = atomic_load_explicit(&q->slots[last & q->mask].seq, memory_order_acquire);
+        int64_t diff = (int64_t)(seq - last);
+        if (diff == 0) {
+            if (atomic_compare_exchange_weak_explicit(&q->enqueue_pos, &pos, pos + count,
+                                                      memory_order_relaxed, memory_order_relaxed))
+                break;
+        } else if (diff < 0) {
+            if (!buffer_full_wait())
+                return NULL;
+            pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed);
+        } else {
+            pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed);
+        }
+    }
+    *first = pos;
+    return &q->slots[pos & q->mask];
+}
+
+/* Emits one serial event; returns 0 if it was dropped. */
+static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth)
+{
+    if (bt_runtime_start() != 0)
+        return 0;
+    struct bt_thread *t = thread_current();
+    uint64_t frames[64];
+    depth = clamp_depth(depth);
+    int nframes = depth > 0 ? bt_callstack_capture(frames, depth, 2) : 0;
+    unsigned extra = ((unsigned)nframes + BT_SLOT_FRAMES - 1) / BT_SLOT_FRAMES;
+    uint64_t pos;
+    struct bt_slot *s = serial_reserve(1 + extra, &pos);
+    if (!s)
+        return 0;
+    struct bt_serial *q = &bt_rt.serial;
+    s->u.ev.kind = kind;
+    s->u.ev.frames = (uint8_t)nframes;
+    s->u.ev.extra = (uint8_t)extra;
+    s->u.ev.thread = t ? t->tid : 0;
+    s->u.ev.time = bt_timer_now();
+    s->u.ev.a = a;
+    s->u.ev.b = b;
+    s->u.ev.c = c;
+    for (unsigned i = 0; i < extra; i++) {
+        struct bt_slot *x = &q->slots[(pos + 1 + i) & q->mask];
+        unsigned n = (unsigned)nframes - i * BT_SLOT_FRAMES;
+        memcpy(x->u.frame, frames + i * BT_SLOT_FRAMES,
+               8u * (n < BT_SLOT_FRAMES ? n : BT_SLOT_FRAMES));
+        atomic_store_explicit(&x->seq, pos + 1 + i + 1, memory_order_release);
+    }
+    atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
+    return 1;
+}
+
+void bt_frame_mark(const char *name)
+{
+    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG, 0, (uint64_t)(uintptr_t)name, 0);
+}
+
+void bt_frame_mark_start(const char *name)
+{
+    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_START, 0, (uint64_t)(uintptr_t)name, 0);
+}
+
+void bt_frame_mark_end(const char *name)
+{
+    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_END, 0, (uint64_t)(uintptr_t)name, 0);
+}
+
+void bt_mem_alloc(const void *ptr, size_t size, const char *pool, int depth)
+{
+    serial_emit(BT_SLOT_MEM_ALLOC, (uint64_t)(uintptr_t)ptr, size, (uint64_t)(uintptr_t)pool,
+                depth);
+}
+
+void bt_mem_free(const void *ptr, const char *pool, int depth)
+{
+    serial_emit(BT_SLOT_MEM_FREE, (uint64_t)(uintptr_t)ptr, 0, (uint64_t)(uintptr_t)pool, depth);
+}
+
+void bt_mem_discard(const char *pool, int depth)
+{
+    if (pool)
+        serial_emit(BT_SLOT_MEM_DISCARD, 0, 0, (uint64_t)(uintptr_t)pool, depth);
+}
+
+struct bt_lock *bt_lock_announce(const struct bt_srcloc *loc)
+{
+    if (bt_runtime_start() != 0)
+        return NULL;
+    struct bt_lock *l = calloc(1, sizeof(*l));
+    if (!l)
+        return NULL;
+    l->loc = loc;
+    l->announce_time = bt_timer_now();
+    pthread_mutex_lock(&bt_rt.mutex);
+    l->id = bt_rt.next_lock_id++;
+    l->next = bt_rt.locks;
+    bt_rt.locks = l;
+    pthread_mutex_unlock(&bt_rt.mutex);
+    return l;
+}
+
+void bt_lock_terminate(struct bt_lock *lock)
+{
+    if (lock)
+        serial_emit(BT_SLOT_LOCK_TERMINATE, lock->id, 0, 0, 0);
+}
+
+int bt_lock_before_lock(struct bt_lock *lock)
+{
+    return lock ? serial_emit(BT_SLOT_LOCK_WAIT, lock->id, 0, 0, 0) : 0;
+}
+
+void bt_lock_after_lock(struct bt_lock *lock)
+{
+    if (lock)
+        lock->held_dropped = !serial_emit(BT_SLOT_LOCK_OBTAIN, lock->id, 0, 0, 0);
+}
+
+void bt_lock_after_unlock(struct bt_lock *lock)
+{
+    if (!lock)
+        return;
+    if (lock->held_dropped) {
+        lock->held_dropped = 0;
+        return;
+    }
+    serial_emit(BT_SLOT_LOCK_RELEASE, lock->id, 0, 0, 0);
+}
+
+void bt_lock_after_try_lock(struct bt_lock *lock, int acquired)
+{
+    if (acquired)
+        bt_lock_after_lock(lock);
+}
+
+void bt_lock_mark(struct bt_lock *lock, const struct bt_srcloc *loc)
+{
+    if (lock)
+        serial_emit(BT_SLOT_LOCK_MARK, lock->id, (uint64_t)(uintptr_t)loc, 0, 0);
+}
+
+void bt_lock_set_name(struct bt_lock *lock, const char *name, size_t len)
+{
+    if (!lock || !name)
+        return;
+    char *copy = strndup(name, len);
+    if (!copy)
+        return;
+    pthread_mutex_lock(&bt_rt.mutex);
+    free(lock->name);
+    lock->name = copy;
+    lock->name_sent = 0;
+    pthread_mutex_unlock(&bt_rt.mutex);
+}
+
+int bt_is_connected(void)
+{
+    return atomic_load_explicit(&bt_rt.state, memory_order_relaxed) == BT_STATE_CONNECTED;
+}
+
+uint64_t bt_dropped_events(void)
+{
+    return atomic_load_explicit(&bt_rt.dropped, memory_order_relaxed);
+}

@@ -1,0 +1,314 @@
+/* Callstack capture and symbolization. Capture uses the unwinder of the
+ * toolchain's runtime (libgcc's _Unwind_Backtrace, driven by .eh_frame, so
+ * programs need no frame pointers), or with BOARDTRACE_UNWIND=fp a frame-record
+ * walk for programs built with -fno-omit-frame-pointer. Answers name the
+ * module and the function from the module's ELF symbol table; no DWARF
+ * reader is linked, so file and line are reported as unknown. */
+#define _GNU_SOURCE
+#include "callstack.h"
+
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <unwind.h>
+
+#include "boardtrace/wire.h"
+#include "runtime.h"
+
+#define UNKNOWN "[unknown]"
+
+struct unwind_state {
+    uint64_t *frames;
+    int depth;
+    int skip;
+    int count;
+};
+
+static _Unwind_Reason_Code unwind_step(struct _Unwind_Context *ctx, void *arg)
+{
+    struct unwind_state *s = arg;
+    uintptr_t ip = _Unwind_GetIP(ctx);
+    if (ip == 0)
+        return _URC_END_OF_STACK;
+    if (s->skip > 0) {
+        s->skip--;
+        return _URC_NO_REASON;
+    }
+    s->frames[s->count++] = ip;
+    return s->count < s->depth ? _URC_NO_REASON : _URC_END_OF_STACK;
+}
+
+int bt_callstack_walk_frames(uintptr_t fp, uintptr_t lo, uintptr_t hi, uint64_t *frames, int depth)
+{
+    int n = 0;
+    while (n < depth) {
+#if defined(__riscv)
+        if (fp < lo + 16 || fp > hi || (fp & 7))
+            break;
+        uintptr_t ra = ((const uintptr_t *)fp)[-1];
+        uintptr_t prev = ((const uintptr_t *)fp)[-2];
+#else
+        if (fp < lo || fp + 16 > hi || (fp & 7))
+            break;
+        uintptr_t prev = ((const uintptr_t *)fp)[0];
+        uintptr_t ra = ((const uintptr_t *)fp)[1];
+#endif
+        if (ra == 0)
+            break;
+        frames[n++] = ra;
+        if (prev <= fp) /* stacks grow down: callers' frames are higher */
+            break;
+        fp = prev;
+    }
+    return n;
+}
+
+static int use_frame_pointers = -1;
+
+static int unwind_mode_fp(void)
+{
+    if (use_frame_pointers < 0) {
+        const char *v = getenv("BOARDTRACE_UNWIND");
+        use_frame_pointers = v && strcmp(v, "fp") == 0;
+    }
+    return use_frame_pointers;
+}
+
+static _Thread_local uintptr_t stack_lo, stack_hi;
+
+static void stack_bounds(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0)
+        return;
+    if (pthread_attr_getstack(&attr, &addr, &size) == 0) {
+        stack_lo = (uintptr_t)addr;
+        stack_hi = (uintptr_t)addr + size;
+    }
+    pthread_attr_destroy(&attr);
+}
+
+__attribute__((noinline)) int bt_callstack_capture(uint64_t *frames, int depth, int skip)
+{
+    if (unwind_mode_fp()) {
+        if (stack_hi == 0)
+            stack_bounds();
+        uint64_t all[64 + 8];
+        int want = depth + skip < 64 + 8 ? depth + skip : 64 + 8;
+        int n = bt_callstack_walk_frames((uintptr_t)__builtin_frame_address(0), stack_lo, stack_hi,
+                                         all, want);
+        int kept = n > skip ? n - skip : 0;
+        memcpy(frames, all + skip, 8u * (size_t)kept);
+        return kept;
+    }
+    struct unwind_state s = {frames, depth, skip + 1, 0};
+    _Unwind_Backtrace(unwind_step, &s);
+    return s.count;
+}
+
+uint64_t bt_address_canonical(uint64_t address)
+{
+#if BT_NO_POINTER_COMPRESSION
+    return address;
+#else
+    /* Upstream packs bits 63:62 from 61:60; anything else is a tag (top-byte
+     * ignore, pointer masking) or garbage, and sign-extending bit 55 removes
+     * the tag while keeping user (0x0...) and kernel (0xF...) addresses. */
+    if (((address & 0x3000000000000000ull) << 2) == (address & 0xC000000000000000ull))
+        return address;
+    return (uint64_t)((int64_t)(address << 8) >> 8);
+#endif
+}
+
+/* Symbols of one loaded module, read from its ELF file. */
+struct symbol {
+    uint64_t value;
+    uint64_t size;
+    const char *name;
+};
+
+struct module {
+    char path[512];
+    uintptr_t bias;
+    struct symbol *symbols;
+    size_t count;
+    int loaded;
+};
+
+#define MODULE_CACHE 16
+static struct module modules[MODULE_CACHE]; /* worker thread only */
+
+struct find_state {
+    uintptr_t address;
+    const char *name;
+    uintptr_t bias;
+    int found;
+};
+
+static int find_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct find_state *s = arg;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_LOAD)
+            continue;
+        uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+        if (s->address >= start && s->address < start + ph->p_memsz) {
+            s->name = info->dlpi_name;
+            s->bias = info->dlpi_addr;
+            s->found = 1;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int symbol_order(const void *a, const void *b)
+{
+    const struct symbol *x = a, *y = b;
+    return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* Reads the function symbols of an ELF file (.symtab, else .dynsym). The
+ * mapping stays for the life of the process: names point into it. */
+static void module_load(struct module *m)
+{
+    m->loaded = 1;
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < sizeof(ElfW(Ehdr))) {
+        close(fd);
+        return;
+    }
+    size_t size = (size_t)st.st_size;
+    const uint8_t *base = mmap(NULL, size, PROT_READ, MAP_PRIVATE, fd, 0);
+    close(fd);
+    if (base == MAP_FAILED)
+        return;
+    const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shoff == 0 ||
+        eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > size)
+        return;
+    const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(base + eh->e_shoff);
+    const ElfW(Shdr) *table = NULL;
+    for (int pass = 0; pass < 2 && !table; pass++) {
+        unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
+        for (unsigned i = 0; i < eh->e_shnum; i++)
+            if (sh[i].sh_type == want && sh[i].sh_link < eh->e_shnum) {
+                table = &sh[i];
+                break;
+            }
+    }
+    if (!table)
+        return;
+    const ElfW(Shdr) *strs = &sh[table->sh_link];
+    if (table->sh_offset + table->sh_size > size || strs->sh_offset + strs->sh_size > size)
+        return;
+    const ElfW(Sym) *syms = (const ElfW(Sym) *)(base + table->sh_offset);
+    size_t n = table->sh_size / sizeof(ElfW(Sym));
+    m->symbols = calloc(n ? n : 1, sizeof(struct symbol));
+    if (!m->symbols)
+        return;
+    const char *names = (const char *)(base + strs->sh_offset);
+    for (size_t i = 0; i < n; i++) {
+        unsigned type = ELF64_ST_TYPE(syms[i].st_info);
+        if ((type != STT_FUNC && type != STT_GNU_IFUNC) || syms[i].st_value == 0 ||
+            syms[i].st_name >= strs->sh_size)
+            continue;
+        m->symbols[m->count].value = syms[i].st_value;
+        m->symbols[m->count].size = syms[i].st_size;
+        m->symbols[m->count].name = names + syms[i].st_name;
+        m->count++;
+    }
+    qsort(m->symbols, m->count, sizeof(struct symbol), symbol_order);
+}
+
+static struct module *module_for(uint64_t address)
+{
+    struct find_state s = {(uintptr_t)address, NULL, 0, 0};
+    dl_iterate_phdr(find_module_cb, &s);
+    if (!s.found)
+        return NULL;
+    char path[512];
+    if (s.name && s.name[0]) {
+        snprintf(path, sizeof(path), "%s", s.name);
+    } else {
+        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+        if (n <= 0)
+            return NULL;
+        path[n] = 0;
+    }
+    struct module *free_slot = NULL;
+    for (int i = 0; i < MODULE_CACHE; i++) {
+        if (modules[i].loaded && strcmp(modules[i].path, path) == 0)
+            return &modules[i];
+        if (!modules[i].loaded && !free_slot)
+            free_slot = &modules[i];
+    }
+    if (!free_slot)
+        free_slot = &modules[0]; /* more modules than slots: reuse (the first is rare) */
+    free(free_slot->symbols);
+    memset(free_slot, 0, sizeof(*free_slot));
+    snprintf(free_slot->path, sizeof(free_slot->path), "%s", path);
+    free_slot->bias = s.bias;
+    module_load(free_slot);
+    return free_slot;
+}
+
+static const struct symbol *symbol_for(const struct module *m, uint64_t address)
+{
+    if (!m || m->count == 0)
+        return NULL;
+    uint64_t a = address - m->bias;
+    size_t lo = 0, hi = m->count;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->symbols[mid].value <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0)
+        return NULL;
+    const struct symbol *s = &m->symbols[lo - 1];
+    if (s->size && a >= s->value + s->size)
+        return NULL;
+    return s;
+}
+
+void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address)
+{
+    const struct module *m = module_for(address);
+    /* a return address points after the call; the call itself is one byte back */
+    const struct symbol *s = symbol_for(m, address ? address - 1 : 0);
+    const char *image = m ? m->path : UNKNOWN;
+    const char *slash = strrchr(image, '/');
+    if (slash && slash[1])
+        image = slash + 1;
+    char hex[32];
+    const char *function = s ? s->name : hex;
+    if (!s)
+        snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)address);
+    uint64_t sym_addr = s ? bt_address_canonical(m->bias + s->value) : 0;
+    uint32_t sym_len = s ? (uint32_t)(s->size > UINT32_MAX ? UINT32_MAX : s->size) : 0;
+    bt_enc_callstack_frame_size(e, address, 1, image, strlen(image));
+    bt_enc_callstack_frame(e, function, strlen(function), UNKNOWN, strlen(UNKNOWN), 0, sym_addr,
+                           sym_len);
+}
+
+void bt_callstack_answer_symbol(struct bt_encoder *e, uint64_t address)
+{
+    bt_enc_symbol_information(e, UNKNOWN, strlen(UNKNOWN), 0, address);
+}

@@ -1,0 +1,22 @@
+/* Callstacks: capturing return addresses on the emitting thread, and the
+ * worker's answers to the capture's CallstackFrame and Symbol queries. */
+#ifndef BT_CALLSTACK_H
+#define BT_CALLSTACK_H
+
+#include <stdint.h>
+
+#include "encoder.h"
+
+/* Frame-record walk: from the frame pointer fp, follow the chain within
+ * [lo, hi) (the thread's stack). The record layout is the target's: on
+ * x86-64 and AArch64 [fp] = previous fp, [fp+8] = return address; on RISC-V
+ * fp is the caller's sp, with the return address at fp-8 and the previous fp
+ * at fp-16. Returns the number of return addresses stored. */
+int bt_callstack_walk_frames(uintptr_t fp, uintptr_t lo, uintptr_t hi, uint64_t *frames, int depth);
+
+/* Answers ServerQueryCallstackFrame(address): image name, then one frame. */
+void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address);
+/* Answers ServerQuerySymbol(address): file and line of a symbol. */
+void bt_callstack_answer_symbol(struct bt_encoder *e, uint64_t address);
+
+#endif

@@ -1,0 +1,480 @@
+/* Wire encoder: events into 256 KiB frames, LZ4 dictionary-chained blocks.
+ * The frame ring mirrors upstream's (3 frames, wrap after 2) so every block
+ * may reference the previous 64 KiB, as the server's decoder ring allows. */
+#include "encoder.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <lz4.h>
+
+#include "boardtrace/wire.h"
+
+#define RING_SIZE (BT_WIRE_RING_FRAMES * BT_WIRE_FRAME_SIZE)
+
+int bt_encoder_init(struct bt_encoder *e, bt_encoder_write_fn write, void *ctx)
+{
+    memset(e, 0, sizeof(*e));
+    e->ring = malloc(RING_SIZE);
+    e->out = malloc(4 + BT_WIRE_LZ4_BOUND);
+    e->lz4 = LZ4_createStream();
+    if (!e->ring || !e->out || !e->lz4) {
+        bt_encoder_free(e);
+        return -ENOMEM;
+    }
+    e->write = write;
+    e->write_ctx = ctx;
+    bt_encoder_reset(e);
+    return 0;
+}
+
+void bt_encoder_free(struct bt_encoder *e)
+{
+    free(e->ring);
+    free(e->out);
+    if (e->lz4)
+        LZ4_freeStream(e->lz4);
+    e->ring = NULL;
+    e->out = NULL;
+    e->lz4 = NULL;
+}
+
+void bt_encoder_reset(struct bt_encoder *e)
+{
+    LZ4_resetStream_fast(e->lz4);
+    e->start = 0;
+    e->offset = 0;
+    e->ref_thread = 0;
+    e->ref_serial = 0;
+    e->thread = 0;
+    e->thread_valid = 0;
+    e->error = 0;
+}
+
+int bt_encoder_flush(struct bt_encoder *e)
+{
+    size_t len = e->offset - e->start;
+    if (len == 0)
+        return e->error;
+    if (e->error == 0) {
+        int n = LZ4_compress_fast_continue(e->lz4, (const char *)e->ring + e->start,
+                                           (char *)e->out + 4, (int)len, BT_WIRE_LZ4_BOUND, 1);
+        if (n <= 0) {
+            e->error = -EINVAL;
+        } else {
+            bt_wire_put_u32(e->out, (uint32_t)n);
+            int rc = e->write(e->write_ctx, e->out, (size_t)n + 4);
+            if (rc < 0)
+                e->error = rc;
+            e->frames_sent++;
+            e->bytes_raw += len;
+        }
+    }
+    if (e->offset > 2 * BT_WIRE_FRAME_SIZE)
+        e->offset = 0;
+    e->start = e->offset;
+    return e->error;
+}
+
+uint8_t *bt_encoder_reserve(struct bt_encoder *e, size_t n)
+{
+    if (e->offset - e->start + n > BT_WIRE_FRAME_SIZE)
+        bt_encoder_flush(e);
+    uint8_t *p = e->ring + e->offset;
+    e->offset += n;
+    return p;
+}
+
+int bt_encoder_send_alone(struct bt_encoder *e, uint8_t type)
+{
+    bt_encoder_flush(e);
+    *bt_encoder_reserve(e, 1) = type;
+    return bt_encoder_flush(e);
+}
+
+void bt_enc_thread_context(struct bt_encoder *e, uint32_t thread)
+{
+    if (e->thread_valid && e->thread == thread)
+        return;
+    uint8_t *p = bt_encoder_reserve(e, 5);
+    p[0] = BT_EV_THREAD_CONTEXT;
+    bt_wire_put_u32(p + 1, thread);
+    e->thread = thread;
+    e->thread_valid = 1;
+    e->ref_thread = 0;
+}
+
+/* Writes `wide` (the 64-bit form) or its 32/16-bit siblings (wide + 1, + 2),
+ * per protocol notes 4.3.2, and returns where the payload after time goes. */
+static uint8_t *put_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra)
+{
+    uint8_t *p;
+    if (delta >= 0 && delta < BT_WIRE_OFF16) {
+        p = bt_encoder_reserve(e, 3 + extra);
+        p[0] = (uint8_t)(wide + 2);
+        bt_wire_put_u16(p + 1, (uint16_t)delta);
+        return p + 3;
+    }
+    if (delta >= BT_WIRE_OFF16 && delta < BT_WIRE_OFF32) {
+        p = bt_encoder_reserve(e, 5 + extra);
+        p[0] = (uint8_t)(wide + 1);
+        bt_wire_put_u32(p + 1, (uint32_t)(delta - BT_WIRE_OFF16));
+        return p + 5;
+    }
+    p = bt_encoder_reserve(e, 9 + extra);
+    p[0] = wide;
+    bt_wire_put_u64(p + 1, (uint64_t)(delta >= 0 ? delta - BT_WIRE_OFF32 : delta));
+    return p + 9;
+}
+
+static int64_t thread_delta(struct bt_encoder *e, int64_t time)
+{
+    int64_t d = time - e->ref_thread;
+    e->ref_thread = time;
+    return d;
+}
+
+static int64_t serial_delta(struct bt_encoder *e, int64_t time)
+{
+    int64_t d = time - e->ref_serial;
+    e->ref_serial = time;
+    return d;
+}
+
+void bt_enc_zone_begin(struct bt_encoder *e, int64_t time, uint64_t srcloc, int callstack)
+{
+    uint8_t wide = callstack ? BT_EV_ZONE_BEGIN_CALLSTACK : BT_EV_ZONE_BEGIN;
+    bt_wire_put_u64(put_compact(e, wide, thread_delta(e, time), 8), srcloc);
+}
+
+void bt_enc_zone_begin_alloc(struct bt_encoder *e, int64_t time, uint64_t key, const void *payload,
+                             size_t len, int callstack)
+{
+    bt_enc_keyed(e, BT_EV_SOURCE_LOCATION_PAYLOAD, key, payload, len);
+    uint8_t *p = bt_encoder_reserve(e, 9);
+    p[0] = callstack ? BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK : BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC;
+    bt_wire_put_u64(p + 1, (uint64_t)thread_delta(e, time));
+}
+
+void bt_enc_zone_end(struct bt_encoder *e, int64_t time)
+{
+    put_compact(e, BT_EV_ZONE_END, thread_delta(e, time), 0);
+}
+
+void bt_enc_zone_validation(struct bt_encoder *e, uint32_t id)
+{
+    uint8_t *p = bt_encoder_reserve(e, 5);
+    p[0] = BT_EV_ZONE_VALIDATION;
+    bt_wire_put_u32(p + 1, id);
+}
+
+void bt_enc_staged_string(struct bt_encoder *e, int second, const char *text, size_t len)
+{
+    if (len > BT_WIRE_LONG_STRING_MAX)
+        len = BT_WIRE_LONG_STRING_MAX;
+    uint8_t *p;
+    if (len < BT_WIRE_LONG_STRING_MIN) {
+        p = bt_encoder_reserve(e, 2 + len);
+        p[0] = second ? BT_EV_SECOND_STRING_DATA8 : BT_EV_SINGLE_STRING_DATA8;
+        p[1] = (uint8_t)len;
+        p += 2;
+    } else {
+        p = bt_encoder_reserve(e, 3 + len);
+        p[0] = second ? BT_EV_SECOND_STRING_DATA : BT_EV_SINGLE_STRING_DATA;
+        bt_wire_put_u16(p + 1, (uint16_t)(len - BT_WIRE_LONG_STRING_MIN));
+        p += 3;
+    }
+    if (len)
+        memcpy(p, text, len);
+}
+
+void bt_enc_zone_text(struct bt_encoder *e, int name, const char *text, size_t len)
+{
+    bt_enc_staged_string(e, 0, text, len);
+    *bt_encoder_reserve(e, 1) = name ? BT_EV_ZONE_NAME : BT_EV_ZONE_TEXT;
+}
+
+static void put_bgr(uint8_t *p, uint32_t rgb)
+{
+    p[0] = (uint8_t)rgb;
+    p[1] = (uint8_t)(rgb >> 8);
+    p[2] = (uint8_t)(rgb >> 16);
+}
+
+void bt_enc_zone_color(struct bt_encoder *e, uint32_t rgb)
+{
+    uint8_t *p = bt_encoder_reserve(e, 4);
+    p[0] = BT_EV_ZONE_COLOR;
+    put_bgr(p + 1, rgb);
+}
+
+void bt_enc_zone_value(struct bt_encoder *e, uint64_t value)
+{
+    uint8_t *p = bt_encoder_reserve(e, 9);
+    p[0] = BT_EV_ZONE_VALUE;
+    bt_wire_put_u64(p + 1, value);
+}
+
+void bt_enc_message(struct bt_encoder *e, int64_t time, const char *text, size_t len, uint8_t meta,
+                    int colored, uint32_t rgb, int callstack)
+{
+    bt_enc_staged_string(e, 0, text, len);
+    uint8_t *p = bt_encoder_reserve(e, colored ? 13 : 10);
+    bt_wire_put_u64(p + 1, (uint64_t)time);
+    if (colored) {
+        p[0] = callstack ? BT_EV_MESSAGE_COLOR_CALLSTACK : BT_EV_MESSAGE_COLOR;
+        put_bgr(p + 9, rgb);
+        p[12] = meta;
+    } else {
+        p[0] = callstack ? BT_EV_MESSAGE_CALLSTACK : BT_EV_MESSAGE;
+        p[9] = meta;
+    }
+}
+
+void bt_enc_message_literal(struct bt_encoder *e, int64_t time, uint64_t address, uint8_t meta,
+                            int colored, uint32_t rgb, int callstack)
+{
+    uint8_t *p = bt_encoder_reserve(e, colored ? 20 : 17);
+    bt_wire_put_u64(p + 1, (uint64_t)time);
+    uint64_t tagged = (address << 8) | meta;
+    if (colored) {
+        p[0] = callstack ? BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK : BT_EV_MESSAGE_LITERAL_COLOR;
+        put_bgr(p + 9, rgb);
+        bt_wire_put_u64(p + 12, tagged);
+    } else {
+        p[0] = callstack ? BT_EV_MESSAGE_LITERAL_CALLSTACK : BT_EV_MESSAGE_LITERAL;
+        bt_wire_put_u64(p + 9, tagged);
+    }
+}
+
+void bt_enc_app_info(struct bt_encoder *e, int64_t time, const char *text, size_t len)
+{
+    bt_enc_staged_string(e, 0, text, len);
+    uint8_t *p = bt_encoder_reserve(e, 9);
+    p[0] = BT_EV_MESSAGE_APP_INFO;
+    bt_wire_put_u64(p + 1, (uint64_t)time);
+}
+
+void bt_enc_plot(struct bt_encoder *e, uint8_t type, uint64_t name, int64_t time, uint64_t bits)
+{
+    size_t size = bt_wire_event_size[type];
+    uint8_t *p = bt_encoder_reserve(e, size);
+    p[0] = type;
+    bt_wire_put_u64(p + 1, name);
+    bt_wire_put_u64(p + 9, (uint64_t)thread_delta(e, time));
+    if (type == BT_EV_PLOT_DATA_FLOAT)
+        bt_wire_put_u32(p + 17, (uint32_t)bits);
+    else
+        bt_wire_put_u64(p + 17, bits);
+}
+
+void bt_enc_plot_config(struct bt_encoder *e, uint64_t name, uint8_t format, uint8_t step,
+                        uint8_t fill, uint32_t color)
+{
+    uint8_t *p = bt_encoder_reserve(e, 16);
+    p[0] = BT_EV_PLOT_CONFIG;
+    bt_wire_put_u64(p + 1, name);
+    p[9] = format;
+    p[10] = step;
+    p[11] = fill;
+    bt_wire_put_u32(p + 12, color);
+}
+
+void bt_enc_frame_mark(struct bt_encoder *e, uint8_t type, int64_t time, uint64_t name)
+{
+    uint8_t *p = bt_encoder_reserve(e, 17);
+    p[0] = type;
+    bt_wire_put_u64(p + 1, (uint64_t)time);
+    bt_wire_put_u64(p + 9, name);
+}
+
+static void put_mem_name(struct bt_encoder *e, uint64_t name)
+{
+    uint8_t *p = bt_encoder_reserve(e, 9);
+    p[0] = BT_EV_MEM_NAME_PAYLOAD;
+    bt_wire_put_u64(p + 1, name);
+}
+
+void bt_enc_mem_alloc(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
+                      uint64_t size, uint64_t name, int callstack)
+{
+    if (name)
+        put_mem_name(e, name);
+    uint8_t *p = bt_encoder_reserve(e, 27);
+    if (callstack)
+        p[0] = name ? BT_EV_MEM_ALLOC_CALLSTACK_NAMED : BT_EV_MEM_ALLOC_CALLSTACK;
+    else
+        p[0] = name ? BT_EV_MEM_ALLOC_NAMED : BT_EV_MEM_ALLOC;
+    bt_wire_put_u64(p + 1, (uint64_t)serial_delta(e, time));
+    bt_wire_put_u32(p + 9, thread);
+    bt_wire_put_u64(p + 13, ptr);
+    bt_wire_put_u32(p + 21, (uint32_t)size);
+    bt_wire_put_u16(p + 25, (uint16_t)(size >> 32));
+}
+
+void bt_enc_mem_free(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
+                     uint64_t name, int callstack)
+{
+    if (name)
+        put_mem_name(e, name);
+    uint8_t *p = bt_encoder_reserve(e, 21);
+    if (callstack)
+        p[0] = name ? BT_EV_MEM_FREE_CALLSTACK_NAMED : BT_EV_MEM_FREE_CALLSTACK;
+    else
+        p[0] = name ? BT_EV_MEM_FREE_NAMED : BT_EV_MEM_FREE;
+    bt_wire_put_u64(p + 1, (uint64_t)serial_delta(e, time));
+    bt_wire_put_u32(p + 9, thread);
+    bt_wire_put_u64(p + 13, ptr);
+}
+
+void bt_enc_mem_discard(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t name,
+                        int callstack)
+{
+    uint8_t *p = bt_encoder_reserve(e, 21);
+    p[0] = callstack ? BT_EV_MEM_DISCARD_CALLSTACK : BT_EV_MEM_DISCARD;
+    bt_wire_put_u64(p + 1, (uint64_t)serial_delta(e, time));
+    bt_wire_put_u32(p + 9, thread);
+    bt_wire_put_u64(p + 13, name);
+}
+
+void bt_enc_callstack(struct bt_encoder *e, uint8_t binding, uint64_t key, const uint64_t *frames,
+                      size_t n)
+{
+    uint8_t *p = bt_encoder_reserve(e, 11 + 8 * n + 1);
+    p[0] = BT_EV_CALLSTACK_PAYLOAD;
+    bt_wire_put_u64(p + 1, key);
+    bt_wire_put_u16(p + 9, (uint16_t)(8 * n));
+    for (size_t i = 0; i < n; i++)
+        bt_wire_put_u64(p + 11 + 8 * i, frames[i]);
+    p[11 + 8 * n] = binding;
+}
+
+void bt_enc_lock_announce(struct bt_encoder *e, uint32_t id, int64_t time, uint64_t srcloc,
+                          uint8_t type)
+{
+    uint8_t *p = bt_encoder_reserve(e, 22);
+    p[0] = BT_EV_LOCK_ANNOUNCE;
+    bt_wire_put_u32(p + 1, id);
+    bt_wire_put_u64(p + 5, (uint64_t)time);
+    bt_wire_put_u64(p + 13, srcloc);
+    p[21] = type;
+}
+
+void bt_enc_lock_terminate(struct bt_encoder *e, uint32_t id, int64_t time)
+{
+    uint8_t *p = bt_encoder_reserve(e, 13);
+    p[0] = BT_EV_LOCK_TERMINATE;
+    bt_wire_put_u32(p + 1, id);
+    bt_wire_put_u64(p + 5, (uint64_t)time);
+}
+
+void bt_enc_lock_wait(struct bt_encoder *e, uint8_t type, uint32_t thread, uint32_t id,
+                      int64_t time)
+{
+    uint8_t *p = bt_encoder_reserve(e, 17);
+    p[0] = type;
+    bt_wire_put_u32(p + 1, thread);
+    bt_wire_put_u32(p + 5, id);
+    bt_wire_put_u64(p + 9, (uint64_t)serial_delta(e, time));
+}
+
+void bt_enc_lock_release(struct bt_encoder *e, uint32_t id, int64_t time)
+{
+    uint8_t *p = bt_encoder_reserve(e, 13);
+    p[0] = BT_EV_LOCK_RELEASE;
+    bt_wire_put_u32(p + 1, id);
+    bt_wire_put_u64(p + 5, (uint64_t)serial_delta(e, time));
+}
+
+void bt_enc_lock_mark(struct bt_encoder *e, uint32_t thread, uint32_t id, uint64_t srcloc)
+{
+    uint8_t *p = bt_encoder_reserve(e, 17);
+    p[0] = BT_EV_LOCK_MARK;
+    bt_wire_put_u32(p + 1, thread);
+    bt_wire_put_u32(p + 5, id);
+    bt_wire_put_u64(p + 9, srcloc);
+}
+
+void bt_enc_lock_name(struct bt_encoder *e, uint32_t id, const char *name, size_t len)
+{
+    bt_enc_staged_string(e, 0, name, len);
+    uint8_t *p = bt_encoder_reserve(e, 5);
+    p[0] = BT_EV_LOCK_NAME;
+    bt_wire_put_u32(p + 1, id);
+}
+
+void bt_enc_keyed(struct bt_encoder *e, uint8_t type, uint64_t key, const void *data, size_t len)
+{
+    int wide = bt_wire_event_has_long_length(type);
+    size_t max = wide ? BT_WIRE_FRAME_SIZE - 13 : 65535;
+    if (len > max)
+        len = max;
+    size_t head = wide ? 13 : 11;
+    uint8_t *p = bt_encoder_reserve(e, head + len);
+    p[0] = type;
+    bt_wire_put_u64(p + 1, key);
+    if (wide)
+        bt_wire_put_u32(p + 9, (uint32_t)len);
+    else
+        bt_wire_put_u16(p + 9, (uint16_t)len);
+    if (len)
+        memcpy(p + head, data, len);
+}
+
+void bt_enc_source_location(struct bt_encoder *e, uint64_t name, uint64_t function, uint64_t file,
+                            uint32_t line, uint32_t rgb)
+{
+    uint8_t *p = bt_encoder_reserve(e, 32);
+    p[0] = BT_EV_SOURCE_LOCATION;
+    bt_wire_put_u64(p + 1, name);
+    bt_wire_put_u64(p + 9, function);
+    bt_wire_put_u64(p + 17, file);
+    bt_wire_put_u32(p + 25, line);
+    put_bgr(p + 29, rgb);
+}
+
+void bt_enc_callstack_frame_size(struct bt_encoder *e, uint64_t ptr, uint8_t count,
+                                 const char *image, size_t image_len)
+{
+    bt_enc_staged_string(e, 0, image, image_len);
+    uint8_t *p = bt_encoder_reserve(e, 10);
+    p[0] = BT_EV_CALLSTACK_FRAME_SIZE;
+    bt_wire_put_u64(p + 1, ptr);
+    p[9] = count;
+}
+
+void bt_enc_callstack_frame(struct bt_encoder *e, const char *function, size_t function_len,
+                            const char *file, size_t file_len, uint32_t line, uint64_t sym_addr,
+                            uint32_t sym_len)
+{
+    bt_enc_staged_string(e, 0, function, function_len);
+    bt_enc_staged_string(e, 1, file, file_len);
+    uint8_t *p = bt_encoder_reserve(e, 17);
+    p[0] = BT_EV_CALLSTACK_FRAME;
+    bt_wire_put_u32(p + 1, line);
+    bt_wire_put_u64(p + 5, sym_addr);
+    bt_wire_put_u32(p + 13, sym_len);
+}
+
+void bt_enc_symbol_information(struct bt_encoder *e, const char *file, size_t file_len,
+                               uint32_t line, uint64_t sym_addr)
+{
+    bt_enc_staged_string(e, 0, file, file_len);
+    uint8_t *p = bt_encoder_reserve(e, 13);
+    p[0] = BT_EV_SYMBOL_INFORMATION;
+    bt_wire_put_u32(p + 1, line);
+    bt_wire_put_u64(p + 5, sym_addr);
+}
+
+void bt_enc_simple(struct bt_encoder *e, uint8_t type)
+{
+    *bt_encoder_reserve(e, 1) = type;
+}
+
+void bt_enc_ack_source_code_not_available(struct bt_encoder *e, uint32_t id)
+{
+    uint8_t *p = bt_encoder_reserve(e, 5);
+    p[0] = BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE;
+    bt_wire_put_u32(p + 1, id);
+}

@@ -1,0 +1,113 @@
+/* Encoder of the client-to-server event stream: packs events into frames of
+ * at most 256 KiB, keeps the four time references and the compact time forms,
+ * stages strings, and LZ4-compresses each frame (dictionary-chained, like
+ * upstream) before handing it to a write callback. Knows nothing of sockets. */
+#ifndef BT_ENCODER_H
+#define BT_ENCODER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Writes one finished frame (u32 size + LZ4 block); returns 0 or -errno. */
+typedef int (*bt_encoder_write_fn)(void *ctx, const void *data, size_t len);
+
+struct bt_encoder {
+    uint8_t *ring; /* 3 frames: previous frames stay addressable for LZ4 */
+    size_t start;  /* first byte of the frame being built */
+    size_t offset; /* end of the frame being built */
+    void *lz4;     /* LZ4_stream_t */
+    uint8_t *out;
+    int64_t ref_thread; /* THR reference */
+    int64_t ref_serial; /* SER reference */
+    uint32_t thread;    /* thread of the last ThreadContext */
+    int thread_valid;
+    bt_encoder_write_fn write;
+    void *write_ctx;
+    int error; /* first write error, sticky until bt_encoder_reset */
+    uint64_t frames_sent;
+    uint64_t bytes_raw;
+};
+
+int bt_encoder_init(struct bt_encoder *e, bt_encoder_write_fn write, void *ctx);
+void bt_encoder_free(struct bt_encoder *e);
+/* Starts a new connection: references, thread and compressor state. */
+void bt_encoder_reset(struct bt_encoder *e);
+/* Compresses and writes the pending frame, if any. Returns e->error. */
+int bt_encoder_flush(struct bt_encoder *e);
+/* Room for n bytes (n <= 262144) in the current frame, flushing first when
+ * they would not fit, so events never straddle frames. */
+uint8_t *bt_encoder_reserve(struct bt_encoder *e, size_t n);
+/* Sends `type` as a 1-byte frame of its own (upstream's Terminate). */
+int bt_encoder_send_alone(struct bt_encoder *e, uint8_t type);
+
+/* Per-thread batch header; also resets THR. Emitted only on a change. */
+void bt_enc_thread_context(struct bt_encoder *e, uint32_t thread);
+
+/* Zones; times are absolute ticks. */
+void bt_enc_zone_begin(struct bt_encoder *e, int64_t time, uint64_t srcloc, int callstack);
+/* key: the SourceLocationPayload's key, which the server ignores. */
+void bt_enc_zone_begin_alloc(struct bt_encoder *e, int64_t time, uint64_t key, const void *payload,
+                             size_t len, int callstack);
+void bt_enc_zone_end(struct bt_encoder *e, int64_t time);
+void bt_enc_zone_validation(struct bt_encoder *e, uint32_t id);
+void bt_enc_zone_text(struct bt_encoder *e, int name, const char *text, size_t len);
+void bt_enc_zone_color(struct bt_encoder *e, uint32_t rgb);
+void bt_enc_zone_value(struct bt_encoder *e, uint64_t value);
+
+/* Staged strings: single (second = 0) or second (second = 1). */
+void bt_enc_staged_string(struct bt_encoder *e, int second, const char *text, size_t len);
+
+/* Messages. meta = source | severity << 4; colored: rgb used. */
+void bt_enc_message(struct bt_encoder *e, int64_t time, const char *text, size_t len, uint8_t meta,
+                    int colored, uint32_t rgb, int callstack);
+void bt_enc_message_literal(struct bt_encoder *e, int64_t time, uint64_t address, uint8_t meta,
+                            int colored, uint32_t rgb, int callstack);
+void bt_enc_app_info(struct bt_encoder *e, int64_t time, const char *text, size_t len);
+
+/* Plots: type is BT_EV_PLOT_DATA_INT/FLOAT/DOUBLE; bits is the raw value. */
+void bt_enc_plot(struct bt_encoder *e, uint8_t type, uint64_t name, int64_t time, uint64_t bits);
+void bt_enc_plot_config(struct bt_encoder *e, uint64_t name, uint8_t format, uint8_t step,
+                        uint8_t fill, uint32_t color);
+
+/* Frame marks: type BT_EV_FRAME_MARK_MSG / _START / _END. */
+void bt_enc_frame_mark(struct bt_encoder *e, uint8_t type, int64_t time, uint64_t name);
+
+/* Memory (serial time). name 0 = default pool; callstack: preceded by
+ * bt_enc_callstack_payload + serial binding. */
+void bt_enc_mem_alloc(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
+                      uint64_t size, uint64_t name, int callstack);
+void bt_enc_mem_free(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
+                     uint64_t name, int callstack);
+void bt_enc_mem_discard(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t name,
+                        int callstack);
+
+/* A callstack and what it binds to: BT_EV_CALLSTACK (next thread event) or
+ * BT_EV_CALLSTACK_SERIAL (next memory event). The key is ignored by the server. */
+void bt_enc_callstack(struct bt_encoder *e, uint8_t binding, uint64_t key, const uint64_t *frames,
+                      size_t n);
+
+/* Locks. */
+void bt_enc_lock_announce(struct bt_encoder *e, uint32_t id, int64_t time, uint64_t srcloc,
+                          uint8_t type);
+void bt_enc_lock_terminate(struct bt_encoder *e, uint32_t id, int64_t time);
+void bt_enc_lock_wait(struct bt_encoder *e, uint8_t type, uint32_t thread, uint32_t id,
+                      int64_t time);
+void bt_enc_lock_release(struct bt_encoder *e, uint32_t id, int64_t time);
+void bt_enc_lock_mark(struct bt_encoder *e, uint32_t thread, uint32_t id, uint64_t srcloc);
+void bt_enc_lock_name(struct bt_encoder *e, uint32_t id, const char *name, size_t len);
+
+/* Query answers. */
+void bt_enc_keyed(struct bt_encoder *e, uint8_t type, uint64_t key, const void *data, size_t len);
+void bt_enc_source_location(struct bt_encoder *e, uint64_t name, uint64_t function, uint64_t file,
+                            uint32_t line, uint32_t rgb);
+void bt_enc_callstack_frame_size(struct bt_encoder *e, uint64_t ptr, uint8_t count,
+                                 const char *image, size_t image_len);
+void bt_enc_callstack_frame(struct bt_encoder *e, const char *function, size_t function_len,
+                            const char *file, size_t file_len, uint32_t line, uint64_t sym_addr,
+                            uint32_t sym_len);
+void bt_enc_symbol_information(struct bt_encoder *e, const char *file, size_t file_len,
+                               uint32_t line, uint64_t sym_addr);
+void bt_enc_simple(struct bt_encoder *e, uint8_t type);
+void bt_enc_ack_source_code_not_available(struct bt_encoder *e, uint32_t id);
+
+#endif

@@ -1,0 +1,133 @@
+/* Runtime lifetime: started from a constructor (or the first event), stopped
+ * from a destructor that joins the worker, which is what makes TRACY_NO_EXIT
+ * hold the process until a capture has everything. Also the configuration
+ * read from the environment and the serial queue's consumer side. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "runtime.h"
+#include "timer.h"
+
+#define BUFFER_KB_DEFAULT 1024u
+#define BUFFER_KB_MIN     64u
+#define BUFFER_KB_MAX     (1024u * 1024u)
+
+struct bt_runtime bt_rt = {.mutex = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static int start_status = -1;
+static int worker_started;
+
+/* BOARDTRACE_BUFFER_KB: size of each thread's ring and of the serial queue,
+ * rounded up to a power of two. */
+static size_t buffer_size(void)
+{
+    unsigned long kb = BUFFER_KB_DEFAULT;
+    const char *v = getenv("BOARDTRACE_BUFFER_KB");
+    if (v && *v) {
+        char *end;
+        unsigned long parsed = strtoul(v, &end, 10);
+        if (*end == 0 && parsed > 0)
+            kb = parsed;
+    }
+    if (kb < BUFFER_KB_MIN)
+        kb = BUFFER_KB_MIN;
+    if (kb > BUFFER_KB_MAX)
+        kb = BUFFER_KB_MAX;
+    size_t bytes = 1;
+    while (bytes < kb * 1024u)
+        bytes <<= 1;
+    return bytes;
+}
+
+static int serial_init(struct bt_serial *q, size_t bytes)
+{
+    size_t count = bytes / sizeof(struct bt_slot);
+    q->slots = aligned_alloc(64, count * sizeof(struct bt_slot));
+    if (!q->slots)
+        return -1;
+    for (size_t i = 0; i < count; i++)
+        atomic_init(&q->slots[i].seq, i);
+    q->mask = count - 1;
+    atomic_init(&q->enqueue_pos, 0);
+    q->dequeue_pos = 0;
+    return 0;
+}
+
+static void start(void)
+{
+    bt_timer_init();
+    bt_rt.init_begin = bt_timer_now();
+    bt_rt.calib_ticks = bt_rt.init_begin;
+    bt_rt.calib_ns = bt_timer_reference_ns();
+    bt_rt.epoch = (uint64_t)time(NULL);
+    bt_rt.pid = (uint32_t)getpid();
+    const char *no_exit = getenv("TRACY_NO_EXIT");
+    bt_rt.no_exit = no_exit && no_exit[0] == '1';
+    bt_rt.ring_size = buffer_size();
+    bt_rt.next_lock_id = 1;
+    if (serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 || bt_api_init() != 0)
+        return;
+
+    /* The worker must not take the program's signals. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    atomic_store(&bt_rt.worker_alive, 1);
+    if (pthread_create(&bt_rt.worker, NULL, bt_worker_main, NULL) == 0)
+        worker_started = 1;
+    else
+        atomic_store(&bt_rt.worker_alive, 0);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    bt_rt.init_end = bt_timer_now();
+    start_status = 0;
+}
+
+int bt_runtime_start(void)
+{
+    pthread_once(&start_once, start);
+    return start_status;
+}
+
+__attribute__((constructor)) static void runtime_constructor(void)
+{
+    bt_runtime_start();
+}
+
+__attribute__((destructor)) static void runtime_destructor(void)
+{
+    if (!worker_started)
+        return;
+    atomic_store(&bt_rt.shutdown, 1);
+    pthread_join(bt_rt.worker, NULL);
+    worker_started = 0;
+}
+
+struct bt_slot *bt_serial_peek(struct bt_serial *q)
+{
+    uint64_t pos = q->dequeue_pos;
+    struct bt_slot *s = &q->slots[pos & q->mask];
+    if (atomic_load_explicit(&s->seq, memory_order_acquire) != pos + 1)
+        return NULL;
+    for (unsigned i = 0; i < s->u.ev.extra; i++) {
+        struct bt_slot *x = &q->slots[(pos + 1 + i) & q->mask];
+        if (atomic_load_explicit(&x->seq, memory_order_acquire) != pos + 1 + i + 1)
+            return NULL;
+    }
+    return s;
+}
+
+void bt_serial_release(struct bt_serial *q, const struct bt_slot *s)
+{
+    unsigned n = 1u + s->u.ev.extra;
+    uint64_t pos = q->dequeue_pos;
+    uint64_t size = q->mask + 1;
+    for (unsigned i = 0; i < n; i++)
+        atomic_store_explicit(&q->slots[(pos + i) & q->mask].seq, pos + i + size,
+                              memory_order_release);
+    q->dequeue_pos = pos + n;
+}

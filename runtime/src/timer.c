@@ -1,0 +1,86 @@
+/* Timer source selection and calibration. The hot-path read is inline in
+ * timer.h; this file decides once whether the hardware counter is usable. */
+#define _GNU_SOURCE
+#include "timer.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <string.h>
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+int bt_timer_hardware = 0;
+
+#if defined(__riscv)
+static sigjmp_buf probe_jump;
+
+static void probe_sigill(int sig)
+{
+    (void)sig;
+    siglongjmp(probe_jump, 1);
+}
+
+/* Some kernels leave the time CSR to M-mode emulation or forbid it; a SIGILL
+ * on the first read means "use clock_gettime". */
+static int riscv_time_readable(void)
+{
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = probe_sigill;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGILL, &sa, &old) != 0)
+        return 0;
+    volatile int ok = 0;
+    if (sigsetjmp(probe_jump, 1) == 0) {
+        uint64_t a, b;
+        __asm__ volatile("rdtime %0" : "=r"(a));
+        __asm__ volatile("rdtime %0" : "=r"(b));
+        ok = b >= a && (a != 0 || b != 0);
+    }
+    sigaction(SIGILL, &old, NULL);
+    return ok;
+}
+#endif
+
+void bt_timer_init(void)
+{
+#if defined(__x86_64__)
+    /* Only an invariant TSC ticks at a constant rate across cores and P-states. */
+    unsigned a, b, c, d;
+    bt_timer_hardware = __get_cpuid(0x80000007u, &a, &b, &c, &d) && (d & (1u << 8));
+#elif defined(__aarch64__)
+    bt_timer_hardware = 1; /* the generic timer is always readable at EL0 on Linux */
+#elif defined(__riscv) && __riscv_xlen == 64
+    bt_timer_hardware = riscv_time_readable();
+#else
+    bt_timer_hardware = 0;
+#endif
+}
+
+int64_t bt_timer_reference_ns(void)
+{
+    return bt_timer_fallback();
+}
+
+double bt_timer_multiplier(int64_t ticks0, int64_t ns0, int64_t ticks1, int64_t ns1)
+{
+    if (!bt_timer_hardware)
+        return 1.0;
+    if (ticks1 <= ticks0 || ns1 <= ns0)
+        return 1.0;
+    return (double)(ns1 - ns0) / (double)(ticks1 - ticks0);
+}
+
+uint64_t bt_timer_resolution(int pairs)
+{
+    uint64_t best = UINT64_MAX;
+    for (int i = 0; i < pairs; i++) {
+        int64_t a = bt_timer_now();
+        int64_t b = bt_timer_now();
+        if (b > a && (uint64_t)(b - a) < best)
+            best = (uint64_t)(b - a);
+    }
+    return best == UINT64_MAX ? 1 : best;
+}

@@ -1,0 +1,595 @@
+/* The runtime's worker thread: listens (and broadcasts) until a capture
+ * connects, performs the handshake, then drains the per-thread rings and the
+ * serial queue through the encoder and answers every server query in arrival
+ * order. Implements the shutdown rules of TRACY_NO_EXIT (protocol notes 1.3). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "boardtrace/wire.h"
+#include "callstack.h"
+#include "encoder.h"
+#include "hostinfo.h"
+#include "net.h"
+#include "runtime.h"
+#include "timer.h"
+
+#define ACCEPT_POLL_MS       10
+#define HANDSHAKE_TIMEOUT_MS 2000
+#define BROADCAST_PERIOD_NS  3000000000ll
+#define CALIBRATION_NS       200000000ll
+#define FINAL_DRAIN_NS       2000000000ll
+#define TAIL_PUBLISH_BYTES   65536u
+
+struct session {
+    int fd;
+    struct bt_encoder enc;
+    int64_t serial_last;
+    uint8_t queries[BT_QUERY_SIZE * 512];
+    size_t queries_len;
+    int stop;       /* Terminate query, or the socket failed */
+    int disconnect; /* Disconnect query: finish as if the program exited */
+    struct bt_thread **snapshot;
+    size_t snapshot_cap;
+};
+
+static int env_flag(const char *name)
+{
+    const char *v = getenv(name);
+    return v && v[0] == '1';
+}
+
+static int session_write(void *ctx, const void *data, size_t len)
+{
+    struct session *s = ctx;
+    return bt_net_write_all(s->fd, data, len);
+}
+
+static void thread_name(uint32_t tid, char *buf, size_t size)
+{
+    int found = 0;
+    pthread_mutex_lock(&bt_rt.mutex);
+    for (struct bt_thread_name *n = bt_rt.names; n; n = n->next)
+        if (n->tid == tid) {
+            snprintf(buf, size, "%s", n->name);
+            found = 1;
+            break;
+        }
+    pthread_mutex_unlock(&bt_rt.mutex);
+    if (found)
+        return;
+    if (tid == bt_rt.pid) {
+        snprintf(buf, size, "Main thread");
+        return;
+    }
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/task/%u/comm", tid);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        if (fgets(buf, (int)size, f)) {
+            buf[strcspn(buf, "\n")] = 0;
+            found = buf[0] != 0;
+        }
+        fclose(f);
+    }
+    if (!found)
+        snprintf(buf, size, "%u", tid);
+}
+
+static void answer_string(struct bt_encoder *e, uint8_t type, uint64_t key)
+{
+    const char *text = (const char *)(uintptr_t)key;
+    bt_enc_keyed(e, type, key, text, text ? strlen(text) : 0);
+}
+
+static void answer_query(struct session *s, const uint8_t *q)
+{
+    struct bt_encoder *e = &s->enc;
+    uint64_t ptr = bt_wire_get_u64(q + BT_QUERY_OFF_PTR);
+    char name[256];
+    switch (q[BT_QUERY_OFF_TYPE]) {
+    case BT_QUERY_TERMINATE:
+        s->stop = 1;
+        break;
+    case BT_QUERY_STRING:
+        answer_string(e, BT_EV_STRING_DATA, ptr);
+        break;
+    case BT_QUERY_THREAD_STRING:
+        thread_name((uint32_t)ptr, name, sizeof(name));
+        bt_enc_keyed(e, BT_EV_THREAD_NAME, ptr, name, strlen(name));
+        break;
+    case BT_QUERY_SOURCE_LOCATION: {
+        /* keys are the addresses of static struct bt_srcloc objects */
+        const struct bt_srcloc *loc = (const struct bt_srcloc *)(uintptr_t)ptr;
+        bt_enc_source_location(e, (uint64_t)(uintptr_t)loc->name,
+                               (uint64_t)(uintptr_t)loc->function, (uint64_t)(uintptr_t)loc->file,
+                               loc->line, loc->color);
+        break;
+    }
+    case BT_QUERY_PLOT_NAME:
+        answer_string(e, BT_EV_PLOT_NAME, ptr);
+        break;
+    case BT_QUERY_FRAME_NAME:
+        answer_string(e, BT_EV_FRAME_NAME, ptr);
+        break;
+    case BT_QUERY_FIBER_NAME:
+        snprintf(name, sizeof(name), "fiber %llu", (unsigned long long)ptr);
+        bt_enc_keyed(e, BT_EV_FIBER_NAME, ptr, name, strlen(name));
+        break;
+    case BT_QUERY_EXTERNAL_NAME:
+        thread_name((uint32_t)ptr, name, sizeof(name));
+        bt_enc_keyed(e, BT_EV_EXTERNAL_THREAD_NAME, ptr, name, strlen(name));
+        bt_enc_keyed(e, BT_EV_EXTERNAL_NAME, ptr, name, strlen(name));
+        break;
+    case BT_QUERY_DISCONNECT:
+        s->disconnect = 1;
+        break;
+    case BT_QUERY_CALLSTACK_FRAME:
+        bt_callstack_answer_frame(e, ptr);
+        break;
+    case BT_QUERY_SYMBOL:
+        bt_callstack_answer_symbol(e, ptr);
+        break;
+    case BT_QUERY_SYMBOL_CODE:
+        bt_enc_simple(e, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+        break;
+    case BT_QUERY_SOURCE_CODE:
+        bt_enc_ack_source_code_not_available(e, (uint32_t)ptr);
+        break;
+    default: /* Parameter, DataTransfer(Part) and anything newer: one counted no-op */
+        bt_enc_simple(e, BT_EV_ACK_SERVER_QUERY_NOOP);
+        break;
+    }
+}
+
+/* Reads what queries have arrived (waiting up to timeout_ms) and answers
+ * them in arrival order, which keeps SourceLocation answers FIFO. */
+static void session_queries(struct session *s, int timeout_ms)
+{
+    struct pollfd p = {s->fd, POLLIN, 0};
+    if (poll(&p, 1, timeout_ms) <= 0)
+        return;
+    ssize_t got =
+        recv(s->fd, s->queries + s->queries_len, sizeof(s->queries) - s->queries_len, MSG_DONTWAIT);
+    if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        s->stop = 1;
+        return;
+    }
+    if (got < 0)
+        return;
+    s->queries_len += (size_t)got;
+    size_t done = 0;
+    while (s->queries_len - done >= BT_QUERY_SIZE && !s->stop) {
+        answer_query(s, s->queries + done);
+        done += BT_QUERY_SIZE;
+    }
+    memmove(s->queries, s->queries + done, s->queries_len - done);
+    s->queries_len -= done;
+}
+
+static void encode_frames(struct bt_encoder *e, uint8_t binding, const uint8_t *raw, unsigned n)
+{
+    uint64_t frames[64];
+    memcpy(frames, raw, 8u * n);
+    for (unsigned i = 0; i < n; i++)
+        frames[i] = bt_address_canonical(frames[i]);
+    bt_enc_callstack(e, binding, 0, frames, n);
+}
+
+static void encode_record(struct bt_encoder *e, const struct bt_rec *r, const uint8_t *frames)
+{
+    const uint8_t *payload = frames + 8u * r->a;
+    uint64_t u0 = 0, u1 = 0;
+    if (r->len >= 8)
+        memcpy(&u0, payload, 8);
+    if (r->len >= 16)
+        memcpy(&u1, payload + 8, 8);
+    if (r->a)
+        encode_frames(e, BT_EV_CALLSTACK, frames, r->a);
+    uint8_t meta = (uint8_t)(r->b >> 24);
+    uint32_t rgb = r->b & 0xFFFFFFu;
+    switch (r->kind) {
+    case BT_REC_ZONE_BEGIN:
+        bt_enc_zone_begin(e, r->time, u0, r->a != 0);
+        break;
+    case BT_REC_ZONE_BEGIN_DYN:
+        bt_enc_zone_begin_alloc(e, r->time, 0, payload, r->len, r->a != 0);
+        break;
+    case BT_REC_ZONE_END:
+        bt_enc_zone_end(e, r->time);
+        break;
+    case BT_REC_ZONE_TEXT:
+    case BT_REC_ZONE_NAME:
+        bt_enc_zone_text(e, r->kind == BT_REC_ZONE_NAME, (const char *)payload, r->len);
+        break;
+    case BT_REC_ZONE_COLOR:
+        bt_enc_zone_color(e, r->b);
+        break;
+    case BT_REC_ZONE_VALUE:
+        bt_enc_zone_value(e, u0);
+        break;
+    case BT_REC_MESSAGE:
+    case BT_REC_MESSAGE_COLOR:
+        bt_enc_message(e, r->time, (const char *)payload, r->len, meta,
+                       r->kind == BT_REC_MESSAGE_COLOR, rgb, r->a != 0);
+        break;
+    case BT_REC_LITERAL:
+    case BT_REC_LITERAL_COLOR:
+        bt_enc_message_literal(e, r->time, u0, meta, r->kind == BT_REC_LITERAL_COLOR, rgb,
+                               r->a != 0);
+        break;
+    case BT_REC_APP_INFO:
+        bt_enc_app_info(e, r->time, (const char *)payload, r->len);
+        break;
+    case BT_REC_PLOT:
+        bt_enc_plot(e, (uint8_t)r->b, u0, r->time, u1);
+        break;
+    case BT_REC_PLOT_CONFIG:
+        bt_enc_plot_config(e, u0, (uint8_t)r->b, (uint8_t)(r->b >> 8), (uint8_t)(r->b >> 16),
+                           (uint32_t)u1);
+        break;
+    default:
+        break;
+    }
+}
+
+/* Encodes (or, with discard, drops) what thread t has published. */
+static int drain_thread(struct session *s, struct bt_thread *t, int discard)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    if (tail == head)
+        return 0;
+    if (discard) {
+        atomic_store_explicit(&t->tail, head, memory_order_release);
+        return 1;
+    }
+    bt_enc_thread_context(&s->enc, t->tid);
+    uint64_t published = tail;
+    size_t size = t->mask + 1;
+    while (tail != head) {
+        size_t idx = tail & t->mask;
+        const uint8_t *p = t->data + idx;
+        if (p[0] == BT_REC_PAD) {
+            tail += size - idx;
+            continue;
+        }
+        struct bt_rec r;
+        memcpy(&r, p, sizeof(r));
+        encode_record(&s->enc, &r, p + BT_REC_HEADER);
+        tail += BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
+        if (tail - published >= TAIL_PUBLISH_BYTES) {
+            atomic_store_explicit(&t->tail, tail, memory_order_release);
+            published = tail;
+        }
+    }
+    atomic_store_explicit(&t->tail, tail, memory_order_release);
+    return 1;
+}
+
+/* Serial events in reservation order, up to `limit`; times are made strictly
+ * increasing so that per-pool alloc order and alloc-before-free hold on the
+ * server even when two threads read the clock out of order. */
+static int drain_serial(struct session *s, uint64_t limit, int discard)
+{
+    struct bt_serial *q = &bt_rt.serial;
+    struct bt_encoder *e = &s->enc;
+    int did = 0;
+    while (q->dequeue_pos < limit) {
+        struct bt_slot *slot = bt_serial_peek(q);
+        if (!slot)
+            break;
+        did = 1;
+        if (discard) {
+            bt_serial_release(q, slot);
+            continue;
+        }
+        int64_t t = slot->u.ev.time;
+        if (t <= s->serial_last)
+            t = s->serial_last + 1;
+        s->serial_last = t;
+        unsigned nframes = slot->u.ev.frames;
+        if (nframes) {
+            uint8_t raw[64 * 8];
+            for (unsigned i = 0; i < slot->u.ev.extra; i++) {
+                const struct bt_slot *x = &q->slots[(q->dequeue_pos + 1 + i) & q->mask];
+                unsigned n = nframes - i * BT_SLOT_FRAMES;
+                memcpy(raw + 8u * i * BT_SLOT_FRAMES, x->u.frame,
+                       8u * (n < BT_SLOT_FRAMES ? n : BT_SLOT_FRAMES));
+            }
+            encode_frames(e, BT_EV_CALLSTACK_SERIAL, raw, nframes);
+        }
+        uint32_t thread = slot->u.ev.thread;
+        switch (slot->u.ev.kind) {
+        case BT_SLOT_MEM_ALLOC:
+            bt_enc_mem_alloc(e, t, thread, slot->u.ev.a, slot->u.ev.b, slot->u.ev.c, nframes != 0);
+            break;
+        case BT_SLOT_MEM_FREE:
+            bt_enc_mem_free(e, t, thread, slot->u.ev.a, slot->u.ev.c, nframes != 0);
+            break;
+        case BT_SLOT_MEM_DISCARD:
+            bt_enc_mem_discard(e, t, thread, slot->u.ev.c, nframes != 0);
+            break;
+        case BT_SLOT_FRAME:
+            bt_enc_frame_mark(e, (uint8_t)slot->u.ev.a, t, slot->u.ev.c);
+            break;
+        case BT_SLOT_LOCK_WAIT:
+            bt_enc_lock_wait(e, BT_EV_LOCK_WAIT, thread, (uint32_t)slot->u.ev.a, t);
+            break;
+        case BT_SLOT_LOCK_OBTAIN:
+            bt_enc_lock_wait(e, BT_EV_LOCK_OBTAIN, thread, (uint32_t)slot->u.ev.a, t);
+            break;
+        case BT_SLOT_LOCK_RELEASE:
+            bt_enc_lock_release(e, (uint32_t)slot->u.ev.a, t);
+            break;
+        case BT_SLOT_LOCK_MARK:
+            bt_enc_lock_mark(e, thread, (uint32_t)slot->u.ev.a, slot->u.ev.b);
+            break;
+        case BT_SLOT_LOCK_TERMINATE:
+            bt_enc_lock_terminate(e, (uint32_t)slot->u.ev.a, t);
+            break;
+        default:
+            break;
+        }
+        bt_serial_release(q, slot);
+    }
+    return did;
+}
+
+/* Locks announced (or renamed) since the last pass; under bt_rt.mutex. */
+static void announce_locks(struct session *s)
+{
+    for (struct bt_lock *l = bt_rt.locks; l; l = l->next) {
+        if (!l->announced) {
+            bt_enc_lock_announce(&s->enc, l->id, l->announce_time, (uint64_t)(uintptr_t)l->loc,
+                                 BT_LOCK_TYPE_LOCKABLE);
+            l->announced = 1;
+        }
+        if (l->name && !l->name_sent) {
+            bt_enc_lock_name(&s->enc, l->id, l->name, strlen(l->name));
+            l->name_sent = 1;
+        }
+    }
+}
+
+/* The list of rings, copied so encoding (and blocking sends) happen without
+ * the mutex; rings of ended threads are freed once empty. */
+static size_t snapshot_threads(struct session *s)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&bt_rt.mutex);
+    struct bt_thread **link = &bt_rt.threads;
+    while (*link) {
+        struct bt_thread *t = *link;
+        int retired = atomic_load_explicit(&t->retired, memory_order_acquire);
+        if (retired && atomic_load_explicit(&t->head, memory_order_acquire) ==
+                           atomic_load_explicit(&t->tail, memory_order_relaxed)) {
+            *link = t->next;
+            free(t->data);
+            free(t);
+            continue;
+        }
+        if (n == s->snapshot_cap) {
+            size_t cap = s->snapshot_cap ? 2 * s->snapshot_cap : 64;
+            struct bt_thread **grown = realloc(s->snapshot, cap * sizeof(*grown));
+            if (!grown)
+                break;
+            s->snapshot = grown;
+            s->snapshot_cap = cap;
+        }
+        s->snapshot[n++] = t;
+        link = &t->next;
+    }
+    pthread_mutex_unlock(&bt_rt.mutex);
+    return n;
+}
+
+static int drain(struct session *s, int discard)
+{
+    /* Serial events reserved before this point belong to locks already in
+     * the table, so their announcements go out first. */
+    uint64_t limit = atomic_load_explicit(&bt_rt.serial.enqueue_pos, memory_order_acquire);
+    if (!discard) {
+        pthread_mutex_lock(&bt_rt.mutex);
+        announce_locks(s);
+        pthread_mutex_unlock(&bt_rt.mutex);
+    }
+    int did = 0;
+    size_t n = snapshot_threads(s);
+    for (size_t i = 0; i < n; i++)
+        did |= drain_thread(s, s->snapshot[i], discard);
+    did |= drain_serial(s, limit, discard);
+    return did;
+}
+
+static void welcome_build(uint8_t *w)
+{
+    memset(w, 0, BT_WELCOME_SIZE);
+    int64_t ns = bt_timer_reference_ns();
+    if (bt_timer_hardware && ns - bt_rt.calib_ns < CALIBRATION_NS) {
+        int64_t wait = CALIBRATION_NS - (ns - bt_rt.calib_ns);
+        struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
+        nanosleep(&ts, NULL);
+    }
+    int64_t ticks = bt_timer_now();
+    ns = bt_timer_reference_ns();
+    double mul = bt_timer_multiplier(bt_rt.calib_ticks, bt_rt.calib_ns, ticks, ns);
+    uint64_t bits;
+    memcpy(&bits, &mul, 8);
+    bt_wire_put_u64(w + BT_WELCOME_OFF_TIMER_MUL, bits);
+    bt_wire_put_u64(w + BT_WELCOME_OFF_INIT_BEGIN, (uint64_t)bt_rt.init_begin);
+    bt_wire_put_u64(w + BT_WELCOME_OFF_INIT_END, (uint64_t)bt_rt.init_end);
+    bt_wire_put_u64(w + BT_WELCOME_OFF_RESOLUTION, bt_timer_resolution(10000));
+    bt_wire_put_u64(w + BT_WELCOME_OFF_EPOCH, bt_rt.epoch);
+    bt_wire_put_u64(w + BT_WELCOME_OFF_EXEC_TIME, bt_host_exec_time());
+    bt_wire_put_u64(w + BT_WELCOME_OFF_PID, bt_rt.pid);
+    /* Events dropped before the connection may leave frees without allocs. */
+    if (bt_dropped_events() > 0)
+        w[BT_WELCOME_OFF_FLAGS] = BT_WELCOME_FLAG_IGNORE_MEM_FAULTS;
+    w[BT_WELCOME_OFF_CPU_ARCH] = bt_host_cpu_arch();
+    char vendor[12];
+    uint32_t cpu_id;
+    bt_host_cpu_id(vendor, &cpu_id);
+    memcpy(w + BT_WELCOME_OFF_CPU_VENDOR, vendor, sizeof(vendor));
+    bt_wire_put_u32(w + BT_WELCOME_OFF_CPU_ID, cpu_id);
+    bt_host_program_name((char *)w + BT_WELCOME_OFF_PROGRAM_NAME, BT_WELCOME_PROGRAM_NAME_SIZE - 1);
+    bt_host_info((char *)w + BT_WELCOME_OFF_HOST_INFO, BT_WELCOME_HOST_INFO_SIZE - 1);
+}
+
+/* Reads the shibboleth and the version; 0 when this is a Tracy server
+ * speaking our protocol, after answering `status` otherwise. */
+static int handshake(int fd, uint8_t refusal)
+{
+    uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
+    if (bt_net_read_exact(fd, hello, BT_WIRE_SHIBBOLETH_SIZE, HANDSHAKE_TIMEOUT_MS) != 0 ||
+        memcmp(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE) != 0)
+        return -EPROTO;
+    if (bt_net_read_exact(fd, hello + BT_WIRE_SHIBBOLETH_SIZE, 4, HANDSHAKE_TIMEOUT_MS) != 0)
+        return -EPROTO;
+    uint8_t status = BT_HANDSHAKE_WELCOME;
+    if (bt_wire_get_u32(hello + BT_WIRE_SHIBBOLETH_SIZE) != BT_WIRE_PROTOCOL_VERSION)
+        status = BT_HANDSHAKE_PROTOCOL_MISMATCH;
+    else if (refusal)
+        status = refusal;
+    if (status != BT_HANDSHAKE_WELCOME) {
+        bt_net_write_all(fd, &status, 1);
+        return -EPROTO;
+    }
+    return 0;
+}
+
+static int64_t now_ns(void)
+{
+    return bt_timer_reference_ns();
+}
+
+/* After the program's end (or a Disconnect query): send what is left, then
+ * Terminate, then answer queries until the server says it is done. */
+static void session_finish(struct session *s)
+{
+    int64_t deadline = now_ns() + FINAL_DRAIN_NS;
+    while (!s->stop && drain(s, 0) && now_ns() < deadline)
+        session_queries(s, 0);
+    bt_encoder_flush(&s->enc);
+    bt_encoder_send_alone(&s->enc, BT_EV_TERMINATE);
+    atomic_store(&bt_rt.state, BT_STATE_FINISHED);
+    while (!s->stop && s->enc.error == 0) {
+        session_queries(s, ACCEPT_POLL_MS);
+        bt_encoder_flush(&s->enc);
+    }
+}
+
+static void session_run(struct session *s)
+{
+    uint8_t hello[1 + BT_WELCOME_SIZE];
+    hello[0] = BT_HANDSHAKE_WELCOME;
+    welcome_build(hello + 1);
+    if (bt_net_write_all(s->fd, hello, sizeof(hello)) != 0)
+        return;
+    bt_encoder_reset(&s->enc);
+    s->serial_last = INT64_MIN;
+    s->queries_len = 0;
+    s->stop = 0;
+    s->disconnect = 0;
+    atomic_store(&bt_rt.state, BT_STATE_CONNECTED);
+    while (!s->stop && s->enc.error == 0) {
+        if (atomic_load(&bt_rt.shutdown) || s->disconnect) {
+            session_finish(s);
+            return;
+        }
+        int did = drain(s, 0);
+        if (!did)
+            bt_encoder_flush(&s->enc);
+        session_queries(s, did ? 0 : 2);
+    }
+}
+
+static void broadcast(int fd, uint16_t port, int32_t active_time)
+{
+    uint8_t msg[BT_BROADCAST_SIZE];
+    memset(msg, 0, sizeof(msg));
+    bt_wire_put_u16(msg + BT_BROADCAST_OFF_VERSION, BT_WIRE_BROADCAST_VERSION);
+    bt_wire_put_u16(msg + BT_BROADCAST_OFF_PORT, port);
+    bt_wire_put_u32(msg + BT_BROADCAST_OFF_PROTOCOL, BT_WIRE_PROTOCOL_VERSION);
+    bt_wire_put_u64(msg + BT_BROADCAST_OFF_PID, bt_rt.pid);
+    bt_wire_put_u32(msg + BT_BROADCAST_OFF_ACTIVE_TIME, (uint32_t)active_time);
+    char *name = (char *)msg + BT_BROADCAST_OFF_NAME;
+    bt_host_program_name(name, BT_BROADCAST_NAME_SIZE);
+    bt_broadcast_send(fd, BT_WIRE_DEFAULT_PORT, msg, BT_BROADCAST_OFF_NAME + strlen(name) + 1);
+}
+
+void *bt_worker_main(void *arg)
+{
+    (void)arg;
+    struct session s;
+    memset(&s, 0, sizeof(s));
+    s.fd = -1;
+    struct bt_listen_options o = {0, env_flag("TRACY_ONLY_LOCALHOST"), env_flag("TRACY_ONLY_IPV4")};
+    const char *port = getenv("TRACY_PORT");
+    if (port && *port)
+        o.port = (uint16_t)strtoul(port, NULL, 10);
+    struct bt_listener l;
+    int rc = bt_encoder_init(&s.enc, session_write, &s);
+    if (rc == 0)
+        rc = bt_listener_open(&l, &o);
+    if (rc != 0) {
+        fprintf(stderr, "boardtrace: tracing disabled: cannot listen on port %u: %s\n",
+                o.port ? o.port : BT_WIRE_DEFAULT_PORT, strerror(-rc));
+        bt_encoder_free(&s.enc);
+        atomic_store(&bt_rt.worker_alive, 0);
+        return NULL;
+    }
+    int bfd = env_flag("TRACY_NO_BROADCAST") ? -1 : bt_broadcast_open();
+    int64_t last_broadcast = INT64_MIN / 2;
+    for (;;) {
+        int state = atomic_load(&bt_rt.state);
+        int shutdown = atomic_load(&bt_rt.shutdown);
+        if (state == BT_STATE_WAITING) {
+            if (shutdown && !bt_rt.no_exit) {
+                if (bfd >= 0)
+                    broadcast(bfd, l.port, -1);
+                break;
+            }
+            int64_t now = now_ns();
+            if (bfd >= 0 && now - last_broadcast >= BROADCAST_PERIOD_NS) {
+                broadcast(bfd, l.port, (int32_t)((uint64_t)time(NULL) - bt_rt.epoch));
+                last_broadcast = now;
+            }
+            s.fd = bt_listener_accept(&l, ACCEPT_POLL_MS);
+            if (s.fd < 0)
+                continue;
+            if (bfd >= 0)
+                broadcast(bfd, l.port, -1);
+            if (handshake(s.fd, 0) == 0) {
+                session_run(&s);
+                atomic_store(&bt_rt.state, BT_STATE_FINISHED);
+            } else {
+                last_broadcast = INT64_MIN / 2;
+            }
+            close(s.fd);
+            s.fd = -1;
+        } else {
+            drain(&s, 1);
+            if (shutdown)
+                break;
+            int fd = bt_listener_accept(&l, ACCEPT_POLL_MS);
+            if (fd >= 0) {
+                handshake(fd, BT_HANDSHAKE_NOT_AVAILABLE);
+                close(fd);
+            }
+        }
+    }
+    if (bfd >= 0)
+        close(bfd);
+    bt_listener_close(&l);
+    bt_encoder_free(&s.enc);
+    free(s.snapshot);
+    atomic_store(&bt_rt.worker_alive, 0);
+    return NULL;
+}

@@ -1,0 +1,209 @@
+/* The traced program the integration tests start: one scenario per first
+ * argument, each emitting a known number of every event kind through
+ * <boardtrace/trace.h>, so a test acting as the server can check that exactly
+ * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
+ * callstacks, linger, idle. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <boardtrace/trace.h>
+
+#define FEATURE_WORKERS 2
+#define FEATURE_ITER    500
+
+static void spin(void)
+{
+    for (volatile int k = 0; k < 32; k++) {
+    }
+}
+
+static void *feature_worker(void *arg)
+{
+    int idx = (int)(intptr_t)arg;
+    char name[32];
+    snprintf(name, sizeof(name), "feature-worker-%d", idx + 1);
+    bt_thread_set_name(name);
+    static char pool_block[64];
+    for (int i = 0; i < FEATURE_ITER; i++) {
+        BT_ZONE_N(outer, "outer", 1);
+        BT_ZONE_VALUE(outer, (uint64_t)i);
+        {
+            BT_ZONE_NC(inner, "inner", 0x00FF00, 1);
+            char text[32];
+            int n = snprintf(text, sizeof(text), "iter %d", i);
+            BT_ZONE_TEXT(inner, text, (size_t)n);
+            BT_ZONE_COLOR(inner, 0xFF0000);
+            spin();
+            BT_ZONE_END(inner);
+        }
+        {
+            static const char file[] = "bt_traced.c";
+            static const char function[] = "dyn_function";
+            bt_zone z = bt_zone_begin_dynamic(__LINE__, file, sizeof(file) - 1, function,
+                                              sizeof(function) - 1, "dyn_named", 9, 0, 0, 1);
+            BT_ZONE_NAME(z, "renamed", 7);
+            spin();
+            BT_ZONE_END(z);
+        }
+        BT_ZONE_END(outer);
+        void *p = malloc(32);
+        BT_ALLOC(p, 32);
+        BT_FREE(p);
+        free(p);
+        BT_ALLOC_N(pool_block + idx * 8, 8, "feature-pool");
+        BT_FREE_N(pool_block + idx * 8, "feature-pool");
+        bt_plot_int("feature-int", i);
+    }
+    return NULL;
+}
+
+/* Counts are fixed by the constants above; the test derives them. */
+static int scenario_features(void)
+{
+    bt_thread_set_name("feature-main");
+    BT_APP_INFO("bt_traced features", 18);
+    BT_MESSAGE_L("features start");
+    struct bt_lock *lock = NULL;
+    BT_LOCK_ANNOUNCE(lock);
+    BT_LOCK_NAME(lock, "feature-lock", 12);
+    bt_plot_config("feature-double", BT_PLOT_PERCENTAGE, 1, 0, 0x00FF00);
+    pthread_t th[FEATURE_WORKERS];
+    for (int w = 0; w < FEATURE_WORKERS; w++)
+        pthread_create(&th[w], NULL, feature_worker, (void *)(intptr_t)w);
+    for (int f = 0; f < 50; f++) {
+        BT_FRAME_MARK_START("feature-discontinuous");
+        BT_ZONE_N(frame, "frame", 1);
+        BT_LOCK_BEFORE_LOCK(lock);
+        BT_LOCK_AFTER_LOCK(lock);
+        spin();
+        BT_LOCK_AFTER_UNLOCK(lock);
+        BT_PLOT("feature-double", f * 0.5);
+        BT_PLOT_F("feature-float", (float)f);
+        if (f % 10 == 0) {
+            char msg[64];
+            int n = snprintf(msg, sizeof(msg), "message %d", f);
+            BT_MESSAGE(msg, (size_t)n);
+            n = snprintf(msg, sizeof(msg), "colored %d", f);
+            BT_MESSAGE_C(msg, (size_t)n, 0xFF0000);
+            BT_MESSAGE_S("warning", 7, BT_SEVERITY_WARNING);
+        }
+        BT_ZONE_END(frame);
+        BT_FRAME_MARK_END("feature-discontinuous");
+        BT_FRAME_MARK_NAMED("feature-named");
+        BT_FRAME_MARK;
+    }
+    for (int w = 0; w < FEATURE_WORKERS; w++)
+        pthread_join(th[w], NULL);
+    BT_MEM_DISCARD("feature-pool");
+    BT_LOCK_TERMINATE(lock);
+    BT_MESSAGE_LC("features end", 0x0000FF);
+    return 0;
+}
+
+struct many_args {
+    long zones;
+};
+
+static const struct bt_srcloc many_loc = {"many", "many_worker", "bt_traced.c", 1, 0};
+
+static void *many_worker(void *arg)
+{
+    const struct many_args *a = arg;
+    for (long i = 0; i < a->zones; i++) {
+        bt_zone z = bt_zone_begin(&many_loc, 0, 1);
+        bt_zone_end(z);
+    }
+    return NULL;
+}
+
+static int scenario_many(int threads, long zones)
+{
+    pthread_t th[64];
+    struct many_args a = {zones};
+    if (threads > 64)
+        threads = 64;
+    for (int i = 0; i < threads; i++)
+        pthread_create(&th[i], NULL, many_worker, &a);
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    return 0;
+}
+
+/* Emits `zones` zones nobody may be there to receive, then reports drops. */
+static int scenario_drop(long zones, int wait_stdin)
+{
+    for (long i = 0; i < zones; i++) {
+        BT_ZONE_N(z, "drop", 1);
+        BT_ZONE_END(z);
+    }
+    printf("dropped %llu\n", (unsigned long long)bt_dropped_events());
+    fflush(stdout);
+    if (wait_stdin) {
+        char c;
+        while (read(0, &c, 1) > 0) {
+        }
+    }
+    return 0;
+}
+
+static __attribute__((noipa)) void callstack_leaf(int i)
+{
+    BT_ZONE_NCD(z, "with_callstack", 0, 8, 1);
+    void *p = malloc(16);
+    bt_mem_alloc(p, 16, NULL, 6);
+    bt_mem_free(p, NULL, 6);
+    free(p);
+    bt_message("callstack message", 17, BT_SEVERITY_INFO, 4);
+    (void)i;
+    BT_ZONE_END(z);
+}
+
+static __attribute__((noipa)) void callstack_middle(int i)
+{
+    callstack_leaf(i);
+    __asm__ volatile("" ::: "memory"); /* keep the call a call, not a tail jump */
+}
+
+static int scenario_callstacks(void)
+{
+    for (int i = 0; i < 20; i++)
+        callstack_middle(i);
+    return 0;
+}
+
+/* Emits a little, then keeps running until stdin closes. */
+static int scenario_linger(void)
+{
+    BT_ZONE_N(z, "linger", 1);
+    BT_ZONE_END(z);
+    printf("ready\n");
+    fflush(stdout);
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    const char *what = argc > 1 ? argv[1] : "features";
+    if (strcmp(what, "features") == 0)
+        return scenario_features();
+    if (strcmp(what, "many") == 0 && argc > 3)
+        return scenario_many(atoi(argv[2]), atol(argv[3]));
+    if (strcmp(what, "drop") == 0 && argc > 2)
+        return scenario_drop(atol(argv[2]), argc > 3);
+    if (strcmp(what, "callstacks") == 0)
+        return scenario_callstacks();
+    if (strcmp(what, "linger") == 0)
+        return scenario_linger();
+    if (strcmp(what, "idle") == 0)
+        return 0;
+    fprintf(stderr, "bt_traced: unknown scenario %s\n", what);
+    return 2;
+}

@@ -1,0 +1,660 @@
+/* The runtime as a real Tracy client, over real sockets: each test starts a
+ * traced program (bt_traced, or peer-client built against our TracyC.h) and
+ * plays the server with the test server of tests/support, then checks what
+ * arrived against what the program emitted, and the connection rules.
+ * Usage: test_runtime_session TRACED PEER_CLIENT [EMULATOR...] */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <ifaddrs.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <boardtrace/config.h>
+
+#include "boardtrace/wire.h"
+#include "bt_test_server.h"
+
+static const char *traced_path;
+static const char *peer_path;
+static char **emulator; /* NULL-terminated, may be empty */
+static int emulator_count;
+
+struct child {
+    pid_t pid;
+    int in;  /* its stdin (write end), -1 if not piped */
+    int out; /* its stdout (read end) */
+};
+
+/* The child of the running test, killed by the teardown if a failed
+ * assertion left it behind (a TRACY_NO_EXIT program would wait forever). */
+static pid_t live_child;
+
+/* Starts program with args; env is "NAME=value" entries added to ours. */
+static struct child spawn(const char *program, const char *const *args, const char *const *env)
+{
+    int in[2], out[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(out), 0);
+    struct child c = {fork(), in[1], out[0]};
+    assert_true(c.pid >= 0);
+    if (c.pid == 0) {
+        dup2(in[0], 0);
+        dup2(out[1], 1);
+        close(in[1]);
+        close(out[0]);
+        unsetenv("TRACY_NO_EXIT");
+        unsetenv("TRACY_PORT");
+        unsetenv("TRACY_ONLY_LOCALHOST");
+        unsetenv("TRACY_ONLY_IPV4");
+        unsetenv("BOARDTRACE_BUFFER_KB");
+        setenv("TRACY_NO_BROADCAST", "1", 1);
+        for (size_t i = 0; env && env[i]; i++)
+            putenv((char *)env[i]);
+        char *argv[64];
+        int n = 0;
+        for (int i = 0; i < emulator_count; i++)
+            argv[n++] = emulator[i];
+        argv[n++] = (char *)program;
+        for (size_t i = 0; args && args[i]; i++)
+            argv[n++] = (char *)args[i];
+        argv[n] = NULL;
+        execvp(argv[0], argv);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    live_child = c.pid;
+    return c;
+}
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Exit status, or -1 if still running after timeout_ms. */
+static int wait_exit(struct child *c, int timeout_ms)
+{
+    int64_t end = now_ms() + timeout_ms;
+    for (;;) {
+        int status;
+        pid_t r = waitpid(c->pid, &status, WNOHANG);
+        if (r == c->pid) {
+            if (c->in >= 0)
+                close(c->in);
+            close(c->out);
+            c->in = -1;
+            live_child = 0;
+            return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        }
+        if (now_ms() > end)
+            return -1;
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int kill_leftover_child(void **state)
+{
+    (void)state;
+    if (live_child > 0) {
+        kill(live_child, SIGKILL);
+        waitpid(live_child, NULL, 0);
+        live_child = 0;
+    }
+    return 0;
+}
+
+/* A port nobody listens on right now (dual-stack wildcard). */
+static uint16_t free_port(void)
+{
+    int fd = socket(AF_INET6, SOCK_STREAM, 0);
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof(a));
+    a.sin6_family = AF_INET6;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    socklen_t len = sizeof(a);
+    getsockname(fd, (struct sockaddr *)&a, &len);
+    close(fd);
+    return ntohs(a.sin6_port);
+}
+
+static const char *port_env(uint16_t port)
+{
+    static char buf[4][32];
+    static int next;
+    char *b = buf[next++ % 4];
+    snprintf(b, 32, "TRACY_PORT=%u", port);
+    return b;
+}
+
+/* Reads one line of the child's stdout (up to timeout_ms). */
+static int read_line(struct child *c, char *buf, size_t size, int timeout_ms)
+{
+    size_t n = 0;
+    while (n + 1 < size) {
+        struct pollfd p = {c->out, POLLIN, 0};
+        if (poll(&p, 1, timeout_ms) <= 0)
+            return -1;
+        if (read(c->out, buf + n, 1) != 1)
+            return -1;
+        if (buf[n] == '\n')
+            break;
+        n++;
+    }
+    buf[n] = 0;
+    return 0;
+}
+
+/* A whole capture: connect, handshake, receive to the end. */
+static void capture(struct bt_test_server *s, const char *addr, uint16_t port)
+{
+    assert_int_equal(bt_ts_connect(s, addr, port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    int rc = bt_ts_run(s, 60000);
+    if (rc != 0)
+        fprintf(stderr, "test server: %s\n", s->error);
+    assert_int_equal(rc, 0);
+}
+
+static void features_arrive_complete_and_in_order(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"features", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+
+    /* welcome */
+    assert_true(s.timer_mul > 0.0 && s.timer_mul < 100.0);
+    assert_true((int64_t)bt_wire_get_u64(s.welcome + BT_WELCOME_OFF_INIT_END) >= s.init_begin);
+    assert_int_equal(bt_wire_get_u64(s.welcome + BT_WELCOME_OFF_PID), (uint64_t)c.pid);
+    assert_string_equal((const char *)s.welcome + BT_WELCOME_OFF_PROGRAM_NAME, "bt_traced");
+#if defined(__x86_64__)
+    assert_int_equal(s.welcome[BT_WELCOME_OFF_CPU_ARCH], BT_CPU_ARCH_X64);
+#elif defined(__aarch64__)
+    assert_int_equal(s.welcome[BT_WELCOME_OFF_CPU_ARCH], BT_CPU_ARCH_ARM64);
+#else
+    assert_int_equal(s.welcome[BT_WELCOME_OFF_CPU_ARCH], BT_CPU_ARCH_UNKNOWN);
+#endif
+    assert_non_null(strstr((const char *)s.welcome + BT_WELCOME_OFF_HOST_INFO, "Arch: "));
+
+    /* zones and their decorations */
+    assert_int_equal(bt_ts_zones_named(&s, "outer"), 1000);
+    assert_int_equal(bt_ts_zones_named(&s, "inner"), 1000);
+    assert_int_equal(bt_ts_zones_named(&s, "dyn_named"), 1000);
+    assert_int_equal(bt_ts_zones_named(&s, "frame"), 50);
+    assert_int_equal(s.zones_total, 3050);
+    assert_int_equal(s.zone_values, 1000);
+    assert_int_equal(s.zone_texts, 1000);
+    assert_int_equal(s.zone_colors, 1000);
+    assert_int_equal(s.zone_names, 1000);
+    assert_true(bt_ts_saw_text(&s, "iter 499"));
+
+    /* messages */
+    assert_int_equal(s.messages, 17);
+    assert_int_equal(s.messages_literal, 2);
+    assert_int_equal(s.messages_colored, 6);
+    assert_int_equal(s.app_infos, 1);
+    assert_true(bt_ts_saw_text(&s, "features start"));
+    assert_true(bt_ts_saw_text(&s, "colored 40"));
+    assert_true(bt_ts_saw_text(&s, "bt_traced features"));
+
+    /* plots and frames */
+    assert_int_equal(bt_ts_plot_points(&s, "feature-int"), 1000);
+    assert_int_equal(bt_ts_plot_points(&s, "feature-double"), 50);
+    assert_int_equal(bt_ts_plot_points(&s, "feature-float"), 50);
+    assert_int_equal(bt_ts_frame_marks(&s, NULL), 50);
+    assert_int_equal(bt_ts_frame_marks(&s, "feature-named"), 50);
+    assert_int_equal(bt_ts_frame_marks(&s, "feature-discontinuous"), 100);
+
+    /* memory (mode 2 and up) */
+#if BT_TRACING_MODE >= 2
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 1000);
+    assert_int_equal(bt_ts_pool_frees(&s, NULL), 1000);
+    assert_int_equal(bt_ts_pool_allocs(&s, "feature-pool"), 1000);
+    assert_int_equal(bt_ts_pool_frees(&s, "feature-pool"), 1000);
+#else
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 0);
+#endif
+
+    /* locks */
+    assert_int_equal(s.lock_announces, 1);
+    assert_int_equal(s.lock_waits, 50);
+    assert_int_equal(s.lock_obtains, 50);
+    assert_int_equal(s.lock_releases, 50);
+    assert_int_equal(s.lock_names, 1);
+    assert_true(bt_ts_saw_text(&s, "feature-lock"));
+
+    /* threads: three, named as the program named them */
+    int named = 0;
+    for (size_t i = 0; i < s.threads_count; i++) {
+        const char *n = bt_ts_thread_name(&s, s.threads[i].tid);
+        assert_non_null(n);
+        named += strcmp(n, "feature-main") == 0 || strcmp(n, "feature-worker-1") == 0 ||
+                 strcmp(n, "feature-worker-2") == 0;
+    }
+    assert_int_equal(named, 3);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+/* Builds the name with the counts peer-client.c prints, per TRACING_MODE. */
+static void peer_client_compiled_against_our_tracyc_arrives_complete(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"200", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(peer_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_int_equal(bt_ts_zones_named(&s, "outer"), 400);
+    assert_int_equal(bt_ts_zones_named(&s, "inner"), 400);
+    assert_int_equal(bt_ts_zones_named(&s, "dyn_named"), 400);
+    assert_int_equal(bt_ts_zones_named(&s, "dyn_func"), 400);
+    assert_int_equal(bt_ts_zones_named(&s, "with_callstack"), 40);
+    assert_int_equal(bt_ts_zones_named(&s, "main_frame"), 100);
+    assert_int_equal(s.messages, 22);
+    assert_int_equal(s.messages_colored, 11);
+    assert_int_equal(s.app_infos, 1);
+    assert_int_equal(bt_ts_plot_points(&s, "peer-plot"), 100);
+    assert_int_equal(bt_ts_frame_marks(&s, NULL), 100);
+    assert_int_equal(bt_ts_frame_marks(&s, "peer-named-frame"), 100);
+    assert_int_equal(bt_ts_frame_marks(&s, "peer-discontinuous"), 200);
+#if BT_TRACING_MODE >= 2
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 440);
+    assert_int_equal(bt_ts_pool_frees(&s, NULL), 440);
+    assert_int_equal(bt_ts_pool_allocs(&s, "peer-pool"), 400);
+    assert_int_equal(bt_ts_pool_frees(&s, "peer-pool"), 400);
+#endif
+#if BT_TRACING_MODE >= 3
+    assert_true(s.callstacks >= 40);
+    assert_true(s.callstack_frames_answered > 0);
+#else
+    assert_int_equal(s.callstacks, 0);
+#endif
+    assert_int_equal(s.canonical_violations, 0);
+    bt_ts_close(&s);
+    char line[256];
+    assert_int_equal(read_line(&c, line, sizeof(line), 10000), 0);
+    assert_non_null(strstr(line, "ITER=200"));
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void every_zone_of_many_threads_arrives(void **state)
+{
+    (void)state;
+    /* 8 x 1,000,000 everywhere: under qemu user mode it takes ~10 s. */
+    const char *zones = "1000000";
+    uint64_t expected = 8000000;
+    uint16_t port = free_port();
+    const char *args[] = {"many", "8", zones, NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_int_equal(s.zones_total, expected);
+    assert_int_equal(bt_ts_zones_named(&s, "many"), expected);
+    size_t workers = 0;
+    for (size_t i = 0; i < s.threads_count; i++)
+        if (s.threads[i].zones) {
+            assert_int_equal(s.threads[i].zones, expected / 8);
+            workers++;
+        }
+    assert_int_equal(workers, 8);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"callstacks", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_int_equal(bt_ts_zones_named(&s, "with_callstack"), 20);
+#if BT_TRACING_MODE >= 3
+    /* zone, alloc, free and message each carry one */
+    assert_int_equal(s.callstacks, 80);
+    assert_int_equal(s.canonical_violations, 0);
+    assert_true(s.callstack_frames_answered >= 3);
+    assert_true(s.symbols_answered >= 1);
+    assert_int_equal(s.callstack_frames_answered, s.frames_seen.count);
+    assert_true(bt_ts_saw_text(&s, "callstack_leaf"));
+    assert_true(bt_ts_saw_text(&s, "callstack_middle"));
+    assert_true(bt_ts_saw_text(&s, "main")); /* scenario_callstacks is inlined into it */
+#else
+    assert_int_equal(s.callstacks, 0); /* callstacks start at mode 3 */
+#endif
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void a_wrong_protocol_version_gets_mismatch(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"linger", NULL};
+    const char *env[] = {port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, 81), BT_HANDSHAKE_PROTOCOL_MISMATCH);
+    bt_ts_close(&s);
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void a_second_capture_gets_not_available(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"linger", NULL};
+    const char *env[] = {port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    bt_ts_close(&s); /* the server goes away mid-session */
+    struct bt_test_server again;
+    assert_int_equal(bt_ts_connect(&again, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&again, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_NOT_AVAILABLE);
+    bt_ts_close(&again);
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void with_no_exit_the_program_waits_for_a_capture(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"idle", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    assert_int_equal(wait_exit(&c, 1500), -1); /* main has returned; exit is held */
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_true(s.terminate_seen);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void without_no_exit_an_unwatched_program_exits_at_once(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"idle", NULL};
+    const char *env[] = {port_env(port), NULL};
+    int64_t start = now_ms();
+    struct child c = spawn(traced_path, args, env);
+    assert_int_equal(wait_exit(&c, 20000), 0);
+    /* process start under qemu dominates; the runtime itself adds < 50 ms */
+    assert_true(now_ms() - start < (emulator_count ? 10000 : 1000));
+}
+
+static void only_localhost_answers_on_both_loopbacks_and_nothing_else(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"linger", NULL};
+    const char *env[] = {"TRACY_ONLY_LOCALHOST=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+
+    /* a non-loopback address of this machine must not reach it */
+    struct ifaddrs *ifs = NULL;
+    getifaddrs(&ifs);
+    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET)
+            continue;
+        struct sockaddr_in a = *(struct sockaddr_in *)i->ifa_addr;
+        if ((ntohl(a.sin_addr.s_addr) >> 24) == 127)
+            continue;
+        a.sin_port = htons(port);
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        assert_int_not_equal(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+        close(fd);
+    }
+    freeifaddrs(ifs);
+
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    bt_ts_close(&s);
+    struct bt_test_server v6;
+    if (bt_ts_connect(&v6, "::1", port, 2000) == 0) {
+        assert_int_equal(bt_ts_handshake(&v6, BT_WIRE_PROTOCOL_VERSION),
+                         BT_HANDSHAKE_NOT_AVAILABLE);
+    } else {
+        /* no IPv6 on this machine: then ::1 cannot exist either */
+        int fd = socket(AF_INET6, SOCK_STREAM, 0);
+        assert_true(fd < 0 || errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL ||
+                    errno == ENETUNREACH);
+        if (fd >= 0)
+            close(fd);
+    }
+    bt_ts_close(&v6);
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+/* The listening TCP port of a process, from /proc (inode of its sockets). */
+static int listening_port_of(pid_t pid)
+{
+    char path[64];
+    for (int attempt = 0; attempt < 300; attempt++) {
+        unsigned long inodes[64];
+        int n = 0;
+        for (int fd = 0; fd < 256 && n < 64; fd++) {
+            char link[64], target[64];
+            snprintf(link, sizeof(link), "/proc/%d/fd/%d", (int)pid, fd);
+            ssize_t len = readlink(link, target, sizeof(target) - 1);
+            if (len <= 0)
+                continue;
+            target[len] = 0;
+            if (sscanf(target, "socket:[%lu]", &inodes[n]) == 1)
+                n++;
+        }
+        const char *tables[] = {"tcp6", "tcp"};
+        for (int t = 0; t < 2; t++) {
+            snprintf(path, sizeof(path), "/proc/%d/net/%s", (int)pid, tables[t]);
+            FILE *f = fopen(path, "r");
+            if (!f)
+                continue;
+            char row[512];
+            while (fgets(row, sizeof(row), f)) {
+                char local[128];
+                unsigned st;
+                unsigned long inode;
+                if (sscanf(row, " %*d: %127s %*s %x %*s %*s %*s %*s %*s %lu", local, &st, &inode) !=
+                        3 ||
+                    st != 0x0A)
+                    continue;
+                for (int i = 0; i < n; i++)
+                    if (inodes[i] == inode) {
+                        fclose(f);
+                        return (int)strtol(strrchr(local, ':') + 1, NULL, 16);
+                    }
+            }
+            fclose(f);
+        }
+        struct timespec ts = {0, 20000000};
+        nanosleep(&ts, NULL);
+    }
+    return -1;
+}
+
+static void a_busy_port_moves_the_program_to_the_next_one(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    /* occupy `port`; the program is told to start there via its default
+     * search, which we emulate by pointing the default at a busy port: the
+     * runtime tries TRACY_PORT only, so this test uses no TRACY_PORT and
+     * 8086, the real default, whose neighbours may be busy on a shared host */
+    (void)port;
+    int blocker = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(blocker, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in6 a;
+    memset(&a, 0, sizeof(a));
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(BT_WIRE_DEFAULT_PORT);
+    int own = bind(blocker, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(blocker, 1) == 0;
+    /* if 8086 was free we hold it now; if not, someone else does: busy either way */
+    const char *args[] = {"linger", NULL};
+    struct child c = spawn(traced_path, args, NULL);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+    int got = listening_port_of(c.pid);
+    if (got <= (int)BT_WIRE_DEFAULT_PORT)
+        fprintf(stderr, "listening port of %d: %d (8086 ours: %d)\n", (int)c.pid, got, own);
+    assert_true(got > (int)BT_WIRE_DEFAULT_PORT);
+    assert_true(got < (int)(BT_WIRE_DEFAULT_PORT + BT_WIRE_PORT_ATTEMPTS));
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", (uint16_t)got, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    assert_int_equal(bt_wire_get_u64(s.welcome + BT_WELCOME_OFF_PID), (uint64_t)c.pid);
+    bt_ts_close(&s);
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+    (void)own;
+    close(blocker);
+}
+
+static void the_broadcast_announces_port_pid_and_name(void **state)
+{
+    (void)state;
+    int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(u, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(u, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    struct sockaddr_in a;
+    memset(&a, 0, sizeof(a));
+    a.sin_family = AF_INET;
+    a.sin_port = htons(BT_WIRE_DEFAULT_PORT);
+    if (bind(u, (struct sockaddr *)&a, sizeof(a)) != 0) {
+        close(u);
+        skip(); /* another program owns UDP 8086 without SO_REUSEPORT */
+    }
+    uint16_t port = free_port();
+    const char *args[] = {"linger", NULL};
+    const char *env[] = {"TRACY_NO_BROADCAST=0", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    int found = 0;
+    int64_t end = now_ms() + 10000;
+    while (!found && now_ms() < end) {
+        struct pollfd p = {u, POLLIN, 0};
+        if (poll(&p, 1, 500) <= 0)
+            continue;
+        uint8_t msg[128];
+        ssize_t n = recv(u, msg, sizeof(msg), 0);
+        if (n < 21 || bt_wire_get_u64(msg + BT_BROADCAST_OFF_PID) != (uint64_t)c.pid)
+            continue;
+        assert_int_equal(bt_wire_get_u16(msg + BT_BROADCAST_OFF_VERSION), 3);
+        assert_int_equal(bt_wire_get_u16(msg + BT_BROADCAST_OFF_PORT), port);
+        assert_int_equal(bt_wire_get_u32(msg + BT_BROADCAST_OFF_PROTOCOL), 82);
+        assert_string_equal((const char *)msg + BT_BROADCAST_OFF_NAME, "bt_traced");
+        assert_int_equal((size_t)n, BT_BROADCAST_OFF_NAME + strlen("bt_traced") + 1);
+        found = 1;
+    }
+    close(u);
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+    if (!found)
+        skip(); /* no route for 255.255.255.255 here: broadcasts cannot loop back */
+}
+
+static void unwatched_events_beyond_the_bound_are_dropped_and_counted(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"drop", "200000", "wait", NULL};
+    const char *env[] = {"BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 60000), 0);
+    unsigned long long dropped = 0;
+    assert_int_equal(sscanf(line, "dropped %llu", &dropped), 1);
+    assert_true(dropped > 100000); /* a 64 KiB ring holds a few thousand zones */
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    close(c.in); /* let it exit: it sends what it kept, then Terminate */
+    c.in = -1;
+    int rc = bt_ts_run(&s, 60000);
+    if (rc != 0)
+        fprintf(stderr, "test server: %s\n", s.error);
+    assert_int_equal(rc, 0);
+    /* every zone was either delivered, balanced, or counted as dropped */
+    assert_int_equal(s.zones_total + dropped, 200000);
+    assert_true(s.flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s TRACED PEER_CLIENT [EMULATOR...]\n", argv[0]);
+        return 2;
+    }
+    traced_path = argv[1];
+    peer_path = argv[2];
+    emulator = argv + 3;
+    emulator_count = argc - 3;
+    signal(SIGPIPE, SIG_IGN);
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(features_arrive_complete_and_in_order, kill_leftover_child),
+        cmocka_unit_test_teardown(peer_client_compiled_against_our_tracyc_arrives_complete,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),
+        cmocka_unit_test_teardown(callstacks_are_canonical_and_every_frame_is_answered,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(a_wrong_protocol_version_gets_mismatch, kill_leftover_child),
+        cmocka_unit_test_teardown(a_second_capture_gets_not_available, kill_leftover_child),
+        cmocka_unit_test_teardown(with_no_exit_the_program_waits_for_a_capture,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(without_no_exit_an_unwatched_program_exits_at_once,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(only_localhost_answers_on_both_loopbacks_and_nothing_else,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(a_busy_port_moves_the_program_to_the_next_one,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(the_broadcast_announces_port_pid_and_name, kill_leftover_child),
+        cmocka_unit_test_teardown(unwatched_events_beyond_the_bound_are_dropped_and_counted,
+                                  kill_leftover_child),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

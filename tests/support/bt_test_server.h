@@ -1,0 +1,142 @@
+/* A Tracy server for tests: connects to a traced program like tracy-capture
+ * does, performs the handshake, decodes the LZ4 frames and every event (time
+ * references, staged strings), sends the queries a real server sends, checks
+ * the answers and the protocol rules, and counts what arrived. */
+#ifndef BT_TEST_SERVER_H
+#define BT_TEST_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bt_ts_map {
+    uint64_t *keys;
+    uint64_t *values;
+    uint8_t *used;
+    size_t cap;
+    size_t count;
+};
+
+/* Per-event callback of the decoder: raw bytes of one event and, for events
+ * that carry a time, the absolute time after the reference chain. */
+typedef void (*bt_ts_event_fn)(void *ctx, const uint8_t *ev, size_t size, int64_t time);
+
+struct bt_ts_decoder {
+    void *lz4; /* LZ4_streamDecode_t */
+    uint8_t *ring;
+    size_t ring_off;
+    int64_t ref_thread;
+    int64_t ref_serial;
+    uint32_t thread;
+    bt_ts_event_fn on_event;
+    void *ctx;
+    char error[256];
+};
+
+int bt_ts_decoder_init(struct bt_ts_decoder *d, bt_ts_event_fn on_event, void *ctx);
+void bt_ts_decoder_free(struct bt_ts_decoder *d);
+/* Decompresses one block and walks its events; 0, or -1 with d->error set. */
+int bt_ts_decoder_frame(struct bt_ts_decoder *d, const uint8_t *block, size_t len);
+
+struct bt_ts_thread {
+    uint32_t tid;
+    uint64_t zones;
+    uint32_t depth;
+    int64_t open_begin[256];
+};
+
+struct bt_test_server {
+    int fd;
+    struct bt_ts_decoder dec;
+    uint8_t welcome[1170];
+    double timer_mul;
+    int64_t init_begin;
+    uint8_t flags;
+
+    /* what has been asked and not answered */
+    uint64_t pending_strings, pending_threads, pending_plots, pending_frames;
+    uint64_t pending_callstack_frames, pending_symbols, pending_other;
+    uint64_t srcloc_fifo[4096];
+    size_t srcloc_head, srcloc_tail;
+    uint8_t out[13 * 1024];
+    size_t out_len;
+
+    /* staged strings */
+    char single[65536];
+    int single_len; /* -1: none */
+    char second[65536];
+    int second_len;
+
+    /* known keys (value: index into strings[], or a count) */
+    struct bt_ts_map strings; /* string key -> 1 + index of text */
+    struct bt_ts_map srclocs; /* srcloc key -> 1 + index into srcloc_info[] */
+    struct bt_ts_map thread_names;
+    struct bt_ts_map plot_names;
+    struct bt_ts_map frame_names;
+    struct bt_ts_map frames_seen; /* callstack frame address -> 1 */
+    struct bt_ts_map symbols_seen;
+    struct bt_ts_map zone_counts; /* srcloc key (or payload id) -> zones */
+    struct bt_ts_map plot_points; /* plot key -> points */
+    struct bt_ts_map frame_marks; /* frame name key -> marks (any type) */
+    struct bt_ts_map frame_last;  /* frame name key -> last time */
+    struct bt_ts_map live;        /* pool key ^ ptr -> size (live allocations) */
+    struct bt_ts_map pool_allocs; /* pool key -> allocations */
+    struct bt_ts_map pool_frees;  /* pool key -> frees */
+    struct bt_ts_map pool_last;   /* pool key -> last alloc time */
+    char **texts;
+    size_t texts_count, texts_cap;
+    struct {
+        uint64_t name, function, file;
+        uint32_t line;
+    } * srcloc_info;
+    size_t srcloc_count, srcloc_cap;
+    char **payloads; /* distinct SourceLocationPayloads, key = ~index */
+    size_t *payload_lens;
+    size_t payloads_count, payloads_cap;
+    uint64_t mem_name;        /* MemNamePayload waiting for its event */
+    uint64_t pending_payload; /* payload id waiting for its ZoneBeginAllocSrcLoc */
+    int pending_callstack;    /* Callstack(10) seen, waiting for its event */
+    struct bt_ts_thread *threads;
+    size_t threads_count, threads_cap;
+    struct bt_ts_thread *current;
+
+    /* counts */
+    uint64_t zones_total, zone_texts, zone_names, zone_values, zone_colors;
+    uint64_t messages, messages_colored, messages_literal, app_infos;
+    uint64_t callstacks, callstack_frames_answered, symbols_answered;
+    uint64_t lock_announces, lock_waits, lock_obtains, lock_releases, lock_names;
+    uint64_t events, frames_received, bytes_received;
+    uint64_t canonical_violations;
+    int terminate_seen;
+    int done; /* ServerQueryTerminate sent */
+
+    char error[512];
+    bt_ts_event_fn tap; /* optional: sees every event too */
+    void *tap_ctx;
+};
+
+/* Connects to addr:port (IPv4 or IPv6 literal), retrying for timeout_ms. */
+int bt_ts_connect(struct bt_test_server *s, const char *addr, uint16_t port, int timeout_ms);
+/* Sends shibboleth + version; returns the handshake status byte, or -1. On
+ * Welcome, reads the welcome message. */
+int bt_ts_handshake(struct bt_test_server *s, uint32_t version);
+/* Receives until the client's Terminate is in and every query answered, then
+ * sends ServerQueryTerminate. 0 on success, -1 with s->error. */
+int bt_ts_run(struct bt_test_server *s, int timeout_ms);
+void bt_ts_close(struct bt_test_server *s);
+
+/* Lookups for assertions, by resolved name. */
+uint64_t bt_ts_zones_named(const struct bt_test_server *s, const char *name);
+uint64_t bt_ts_plot_points(const struct bt_test_server *s, const char *name);
+uint64_t bt_ts_frame_marks(const struct bt_test_server *s, const char *name); /* NULL: default */
+uint64_t bt_ts_pool_allocs(const struct bt_test_server *s, const char *pool); /* NULL: default */
+uint64_t bt_ts_pool_frees(const struct bt_test_server *s, const char *pool);
+const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid);
+const char *bt_ts_string(const struct bt_test_server *s, uint64_t key);
+/* Whether some text (message, app info, zone text) equal to text arrived. */
+int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
+
+/* Map helpers (exposed for tests that keep their own tallies). */
+uint64_t *bt_ts_map_get(struct bt_ts_map *m, uint64_t key, int create);
+uint64_t bt_ts_map_value(const struct bt_ts_map *m, uint64_t key);
+
+#endif

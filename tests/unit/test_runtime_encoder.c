@@ -1,0 +1,256 @@
+/* The runtime's encoder and callstack helpers on their own: compact time
+ * forms at their boundaries, staged string forms, frames that stay under
+ * 256 KiB with no event straddling them across a long chained LZ4 stream,
+ * address canonicalization, and the frame-record walk of the target's ABI. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <boardtrace/config.h>
+
+#include "boardtrace/wire.h"
+#include "bt_test_server.h"
+#include "callstack.h"
+#include "encoder.h"
+#include "runtime.h"
+
+struct sink {
+    uint8_t *data;
+    size_t len, cap;
+    size_t frames;
+    size_t largest_raw;
+};
+
+static int sink_write(void *ctx, const void *data, size_t len)
+{
+    struct sink *s = ctx;
+    if (s->len + len > s->cap) {
+        s->cap = (s->len + len) * 2;
+        s->data = realloc(s->data, s->cap);
+    }
+    memcpy(s->data + s->len, data, len);
+    s->len += len;
+    s->frames++;
+    return 0;
+}
+
+struct seen {
+    uint8_t type[64];
+    int64_t time[64];
+    size_t size[64];
+    size_t count;
+    uint64_t total;
+};
+
+static void on_event(void *ctx, const uint8_t *ev, size_t size, int64_t time)
+{
+    struct seen *s = ctx;
+    if (s->count < 64) {
+        s->type[s->count] = ev[0];
+        s->time[s->count] = time;
+        s->size[s->count] = size;
+        s->count++;
+    }
+    s->total++;
+}
+
+static void decode(const struct sink *out, struct seen *seen)
+{
+    struct bt_ts_decoder d;
+    assert_int_equal(bt_ts_decoder_init(&d, on_event, seen), 0);
+    size_t off = 0;
+    while (off < out->len) {
+        uint32_t n = bt_wire_get_u32(out->data + off);
+        off += 4;
+        if (bt_ts_decoder_frame(&d, out->data + off, n) != 0)
+            fail_msg("%s", d.error);
+        off += n;
+    }
+    bt_ts_decoder_free(&d);
+}
+
+static void zone_times_pick_the_compact_form_at_each_boundary(void **state)
+{
+    (void)state;
+    struct sink out = {0};
+    struct bt_encoder e;
+    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    bt_enc_thread_context(&e, 7);
+    const int64_t times[] = {0,
+                             65535,
+                             65535 + 65536,
+                             65535 + 65536 + (BT_WIRE_OFF32 - 1),
+                             65535 + 65536 + (BT_WIRE_OFF32 - 1) + BT_WIRE_OFF32,
+                             1000};
+    for (size_t i = 0; i < 6; i++)
+        bt_enc_zone_begin(&e, times[i], 0x1234, 0);
+    bt_encoder_flush(&e);
+    bt_encoder_free(&e);
+    struct seen seen = {0};
+    decode(&out, &seen);
+    assert_int_equal(seen.count, 7);
+    const uint8_t forms[] = {BT_EV_ZONE_BEGIN16, BT_EV_ZONE_BEGIN16, BT_EV_ZONE_BEGIN32,
+                             BT_EV_ZONE_BEGIN32, BT_EV_ZONE_BEGIN,   BT_EV_ZONE_BEGIN};
+    for (size_t i = 0; i < 6; i++) {
+        assert_int_equal(seen.type[i + 1], forms[i]);
+        assert_int_equal(seen.time[i + 1], times[i]);
+    }
+    free(out.data);
+}
+
+static void a_thread_switch_resets_the_thread_reference(void **state)
+{
+    (void)state;
+    struct sink out = {0};
+    struct bt_encoder e;
+    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    bt_enc_thread_context(&e, 1);
+    bt_enc_zone_begin(&e, 5000000000ll, 1, 0);
+    bt_enc_thread_context(&e, 1); /* same thread: nothing sent */
+    bt_enc_thread_context(&e, 2);
+    bt_enc_zone_begin(&e, 5000000100ll, 1, 0); /* wide again: the reference is 0 */
+    bt_enc_mem_alloc(&e, 70000, 2, 0x1000, 16, 0, 0);
+    bt_enc_mem_free(&e, 70010, 2, 0x1000, 0, 0); /* serial chain is separate */
+    bt_encoder_flush(&e);
+    bt_encoder_free(&e);
+    struct seen seen = {0};
+    decode(&out, &seen);
+    assert_int_equal(seen.count, 6);
+    assert_int_equal(seen.type[2], BT_EV_THREAD_CONTEXT);
+    assert_int_equal(seen.type[3], BT_EV_ZONE_BEGIN);
+    assert_int_equal(seen.time[3], 5000000100ll);
+    assert_int_equal(seen.time[4], 70000);
+    assert_int_equal(seen.time[5], 70010);
+    free(out.data);
+}
+
+static void staged_strings_use_the_short_and_long_forms(void **state)
+{
+    (void)state;
+    static char text[300];
+    memset(text, 'x', sizeof(text));
+    struct sink out = {0};
+    struct bt_encoder e;
+    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    bt_enc_staged_string(&e, 0, text, 255);
+    bt_enc_staged_string(&e, 1, text, 256);
+    bt_enc_staged_string(&e, 0, text, 300);
+    /* the protocol notes' example: 300 bytes -> 70 2C 00 */
+    const uint8_t *raw = e.ring + e.start;
+    assert_int_equal(raw[0], BT_EV_SINGLE_STRING_DATA8);
+    assert_int_equal(raw[1], 255);
+    raw += 2 + 255;
+    assert_int_equal(raw[0], BT_EV_SECOND_STRING_DATA);
+    assert_int_equal(bt_wire_get_u16(raw + 1), 0);
+    raw += 3 + 256;
+    assert_int_equal(raw[0], 0x70);
+    assert_int_equal(raw[1], 0x2C);
+    assert_int_equal(raw[2], 0x00);
+    bt_encoder_free(&e);
+    free(out.data);
+}
+
+static void long_streams_stay_in_frames_without_straddling(void **state)
+{
+    (void)state;
+    static char text[5000];
+    memset(text, 'y', sizeof(text));
+    struct sink out = {0};
+    struct bt_encoder e;
+    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    bt_enc_thread_context(&e, 3);
+    const int n = 20000;
+    for (int i = 0; i < n; i++) {
+        bt_enc_zone_begin(&e, 10 * i, 0x1000, 0);
+        bt_enc_zone_text(&e, 0, text, (size_t)(i % 5000));
+        bt_enc_zone_end(&e, 10 * i + 5);
+    }
+    assert_int_equal(bt_encoder_flush(&e), 0);
+    bt_encoder_free(&e);
+    assert_true(out.frames > 100); /* ~50 MB raw: many frames, chained LZ4 */
+    struct seen seen = {0};
+    decode(&out, &seen); /* fails on a straddling event or a bad block */
+    assert_int_equal(seen.total, 1 + 4ull * n);
+    free(out.data);
+}
+
+static void addresses_are_made_safe_for_pointer_packing(void **state)
+{
+    (void)state;
+    assert_int_equal(bt_address_canonical(0x00007fff12345678ull), 0x00007fff12345678ull);
+    assert_int_equal(bt_address_canonical(0xffffffff81000000ull), 0xffffffff81000000ull);
+#if BT_NO_POINTER_COMPRESSION
+    assert_int_equal(bt_address_canonical(0x1000000000401000ull), 0x1000000000401000ull);
+#else
+    /* a top-byte tag is removed; what remains packs without an assert */
+    assert_int_equal(bt_address_canonical(0x2a007fff12345678ull), 0x00007fff12345678ull);
+    assert_int_equal(bt_address_canonical(0x1000000000401000ull), 0x0000000000401000ull);
+    uint64_t a = bt_address_canonical(0x8000000000401000ull);
+    assert_int_equal((a & 0x3000000000000000ull) << 2, a & 0xC000000000000000ull);
+#endif
+}
+
+/* A fake stack with three frame records in the target's layout. */
+static void the_frame_walk_follows_this_targets_frame_records(void **state)
+{
+    (void)state;
+    uintptr_t stack[64];
+    memset(stack, 0, sizeof(stack));
+    uintptr_t lo = (uintptr_t)stack, hi = (uintptr_t)(stack + 64);
+    const uintptr_t ra[3] = {0x401100, 0x401200, 0x401300};
+    uintptr_t fp[3] = {(uintptr_t)&stack[10], (uintptr_t)&stack[20], (uintptr_t)&stack[30]};
+    for (int i = 0; i < 3; i++) {
+        uintptr_t *f = (uintptr_t *)fp[i];
+        uintptr_t prev = i < 2 ? fp[i + 1] : 0;
+#if defined(__riscv)
+        f[-1] = ra[i]; /* return address at fp-8 */
+        f[-2] = prev;  /* previous fp at fp-16 */
+#else
+        f[0] = prev; /* previous fp at fp */
+        f[1] = ra[i];
+#endif
+    }
+    uint64_t frames[8];
+    int n = bt_callstack_walk_frames(fp[0], lo, hi, frames, 8);
+    assert_int_equal(n, 3);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(frames[i], ra[i]);
+    assert_int_equal(bt_callstack_walk_frames(fp[0], lo, hi, frames, 2), 2);
+    /* a frame pointer outside the stack ends the walk */
+    assert_int_equal(bt_callstack_walk_frames(hi + 64, lo, hi, frames, 8), 0);
+}
+
+static __attribute__((noipa)) int capture_here(uint64_t *frames)
+{
+    return bt_callstack_capture(frames, 4, 0);
+}
+
+static void a_captured_callstack_starts_at_the_caller(void **state)
+{
+    (void)state;
+    uint64_t frames[4];
+    int n = capture_here(frames);
+    assert_true(n >= 2);
+    /* frame 0 is inside capture_here, frame 1 inside this test */
+    assert_true(frames[0] > (uint64_t)(uintptr_t)capture_here);
+    assert_true(frames[0] < (uint64_t)(uintptr_t)capture_here + 256);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(zone_times_pick_the_compact_form_at_each_boundary),
+        cmocka_unit_test(a_thread_switch_resets_the_thread_reference),
+        cmocka_unit_test(staged_strings_use_the_short_and_long_forms),
+        cmocka_unit_test(long_streams_stay_in_frames_without_straddling),
+        cmocka_unit_test(addresses_are_made_safe_for_pointer_packing),
+        cmocka_unit_test(the_frame_walk_follows_this_targets_frame_records),
+        cmocka_unit_test(a_captured_callstack_starts_at_the_caller),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
