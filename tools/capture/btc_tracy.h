@@ -76,7 +76,7 @@ struct btc_trace {
     struct btc_vec pools;       /* struct btc_read_pool */
     struct btc_vec plots;       /* struct btc_read_plot */
     struct btc_vec app_info;    /* u32 string index */
-    uint64_t zones, messages, messages_user, messages_colored, messages_tracy;
+    uint64_t zones, zones_unended, messages, messages_user, messages_colored, messages_tracy;
     uint64_t messages_with_callstack, locks, lock_events;
     uint64_t callstacks, callstack_frames, symbols;
     uint64_t extras;

@@ -256,6 +256,7 @@ static int read_timeline(struct rd *r, struct btc_trace *t, uint64_t tid, btc_zo
             z.end = gwto(r, &ref);
             stack.len--;
             t->zones++;
+            t->zones_unended += z.end < 0;
             if (!r->failed && fn && (rc = fn(ctx, t, &z)) < 0)
                 break;
             continue;

@@ -1,0 +1,288 @@
+/* boardtrace-capture as a program: the exit codes of upstream tracy-capture
+ * for the same failures, SIGINT stopping cleanly, and a client killed with
+ * SIGKILL mid-capture leaving a loadable file with every event received. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "btc_tracy.h"
+
+extern char **environ;
+
+static const char *data_dir, *capture_bin, *replay_bin;
+static char **emulator; /* NULL-terminated prefix for target programs */
+static int nemulator;
+static char tmpdir[] = "/tmp/bt-cli-XXXXXX";
+
+struct proc {
+    pid_t pid;
+    FILE *out; /* the child's stdout */
+};
+
+/* Starts prog (through the emulator when cross compiling) with args. */
+static struct proc start(const char *prog, const char *const *args)
+{
+    char *argv[64];
+    int n = 0;
+    for (int i = 0; i < nemulator; i++)
+        argv[n++] = emulator[i];
+    argv[n++] = (char *)prog;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    struct proc p = {0};
+    assert_int_equal(posix_spawnp(&p.pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    p.out = fdopen(fds[0], "r");
+    return p;
+}
+
+static int finish(struct proc *p)
+{
+    int st;
+    while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    if (p->out)
+        fclose(p->out);
+    p->out = NULL;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A replay client; returns its port. */
+static unsigned start_replay(struct proc *p, const char *extra1, const char *extra2)
+{
+    const char *args[] = {data_dir, extra1, extra2, NULL};
+    *p = start(replay_bin, args);
+    /* Line by line: a scanf "\n" would wait for the next line to start. */
+    char line[128] = "";
+    unsigned port = 0;
+    assert_non_null(fgets(line, sizeof line, p->out));
+    assert_int_equal(sscanf(line, "listening on %u", &port), 1);
+    return port;
+}
+
+static void path_in_tmp(char *out, size_t n, const char *name)
+{
+    snprintf(out, n, "%s/%s", tmpdir, name);
+}
+
+static void existing_output_without_f_exits_4(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "exists.tracy");
+    FILE *f = fopen(path, "w");
+    fputs("keep", f);
+    fclose(f);
+    const char *args[] = {"-o", path, "-p", "1", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 4);
+    f = fopen(path, "r");
+    char buf[8] = "";
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "keep");
+}
+
+static void unwritable_output_exits_5(void **state)
+{
+    (void)state;
+    const char *args[] = {"-o", "/nonexistent-dir/x.tracy", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 5);
+}
+
+static void missing_output_option_exits_1(void **state)
+{
+    (void)state;
+    const char *args[] = {"-a", "127.0.0.1", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 1);
+}
+
+static void no_client_within_connect_timeout_exits_6(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "none.tracy");
+    /* A port nobody listens on: bind one, keep it closed. */
+    const char *args[] = {"-o", path, "-p", "9", "--connect-timeout", "1", NULL};
+    time_t t0 = time(NULL);
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 6);
+    assert_true(time(NULL) - t0 < 30);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+static void client_already_served_exits_2(void **state)
+{
+    (void)state;
+    struct proc r;
+    char port[16], path[4200];
+    snprintf(port, sizeof port, "%u", start_replay(&r, "--handshake-status", "3"));
+    path_in_tmp(path, sizeof path, "busy.tracy");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 2);
+    finish(&r);
+}
+
+static void protocol_mismatch_exits_1(void **state)
+{
+    (void)state;
+    struct proc r;
+    char port[16], path[4200];
+    snprintf(port, sizeof port, "%u", start_replay(&r, "--handshake-status", "2"));
+    path_in_tmp(path, sizeof path, "mismatch.tracy");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 1);
+    finish(&r);
+}
+
+static uint64_t zones_in(const char *path, uint64_t *unended)
+{
+    struct btc_trace t;
+    char err[512];
+    int rc = btc_tracy_read(path, &t, NULL, NULL, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", path, err);
+    assert_int_equal(rc, 0);
+    uint64_t z = t.zones;
+    *unended = t.zones_unended;
+    btc_trace_free(&t);
+    return z;
+}
+
+/* Starts a capture against a replay paused after `events` data events and
+ * waits until the replay says it paused and the capture got everything. */
+static void paused_session(struct proc *r, struct proc *cap, const char *path, long events,
+                           uint64_t *zone_begins)
+{
+    char port[16], ev[32];
+    snprintf(ev, sizeof ev, "%ld", events);
+    snprintf(port, sizeof port, "%u", start_replay(r, "--pause-after", ev));
+    const char *args[] = {"-o", path, "-f", "-p", port, "--connect-timeout", "20", NULL};
+    *cap = start(capture_bin, args);
+    unsigned long long sent = 0, zb = 0;
+    char line[128] = "";
+    assert_non_null(fgets(line, sizeof line, r->out));
+    assert_int_equal(sscanf(line, "paused after %llu events, %llu zone begins", &sent, &zb), 2);
+    *zone_begins = zb;
+    /* The replay keeps answering queries; give the capture time to receive
+     * the last frames and the answers. */
+    struct timespec ts = {1, 500000000};
+    nanosleep(&ts, NULL);
+}
+
+static void client_killed_with_sigkill_leaves_a_loadable_file(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "killed.tracy");
+    struct proc r, cap;
+    uint64_t zone_begins;
+    paused_session(&r, &cap, path, 20000, &zone_begins);
+    assert_true(zone_begins > 1000);
+    kill(r.pid, SIGKILL);
+    assert_int_equal(finish(&r), 128 + SIGKILL);
+    assert_int_equal(finish(&cap), 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zone_begins);
+}
+
+static void sigint_stops_the_capture_and_writes_the_file(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "interrupted.tracy");
+    struct proc r, cap;
+    uint64_t zone_begins;
+    paused_session(&r, &cap, path, 5000, &zone_begins);
+    kill(cap.pid, SIGINT);
+    assert_int_equal(finish(&cap), 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zone_begins);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+}
+
+static void complete_session_exits_0_with_a_summary(void **state)
+{
+    (void)state;
+    char path[4200], port[16], line[512] = "";
+    path_in_tmp(path, sizeof path, "complete.tracy");
+    struct proc r;
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    struct proc cap = start(capture_bin, args);
+    assert_non_null(fgets(line, sizeof line, cap.out));
+    assert_int_equal(finish(&cap), 0);
+    assert_int_equal(finish(&r), 0);
+    assert_non_null(strstr(line, "complete, "));
+    assert_non_null(strstr(line, "8300 zones"));
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), 8300);
+    assert_int_equal(unended, 0);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s DATA_DIR CAPTURE REPLAY [EMULATOR...]\n", argv[0]);
+        return 2;
+    }
+    data_dir = argv[1];
+    capture_bin = argv[2];
+    replay_bin = argv[3];
+    emulator = argv + 4;
+    nemulator = argc - 4;
+    signal(SIGPIPE, SIG_IGN);
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(missing_output_option_exits_1),
+        cmocka_unit_test(existing_output_without_f_exits_4),
+        cmocka_unit_test(unwritable_output_exits_5),
+        cmocka_unit_test(no_client_within_connect_timeout_exits_6),
+        cmocka_unit_test(client_already_served_exits_2),
+        cmocka_unit_test(protocol_mismatch_exits_1),
+        cmocka_unit_test(complete_session_exits_0_with_a_summary),
+        cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
+        cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (!getenv("BT_KEEP_TEST_FILES")) {
+        char cmd[4300];
+        snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+        if (system(cmd) != 0)
+            fprintf(stderr, "could not remove %s\n", tmpdir);
+    } else {
+        fprintf(stderr, "files kept in %s\n", tmpdir);
+    }
+    return failed;
+}
