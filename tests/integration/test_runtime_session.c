@@ -2,7 +2,7 @@
  * traced program (bt_traced, or peer-client built against our TracyC.h) and
  * plays the server with the test server of tests/support, then checks what
  * arrived against what the program emitted, and the connection rules.
- * Usage: test_runtime_session TRACED PEER_CLIENT [EMULATOR...] */
+ * Usage: test_runtime_session TRACED PEER_CLIENT DEMO [EMULATOR...] */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -31,6 +31,7 @@
 
 static const char *traced_path;
 static const char *peer_path;
+static const char *demo_path;
 static char **emulator; /* NULL-terminated, may be empty */
 static int emulator_count;
 
@@ -322,6 +323,53 @@ static void every_zone_of_many_threads_arrives(void **state)
             workers++;
         }
     assert_int_equal(workers, 8);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+/* Value of "key=<n>" in a line of the demo's report. */
+static unsigned long report_value(const char *line, const char *key)
+{
+    char pattern[64];
+    snprintf(pattern, sizeof(pattern), " %s=", key);
+    const char *p = strstr(line, pattern);
+    if (!p)
+        fail_msg("'%s' not in the demo's report line: %s", key, line);
+    return strtoul(p + strlen(pattern), NULL, 10);
+}
+
+static void the_demo_emits_exactly_what_it_reports(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"-f", "30", "-w", "3", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(demo_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    char lines[6][512];
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(read_line(&c, lines[i], sizeof(lines[i]), 30000), 0);
+    const char *zones[] = {"embed", "layernorm", "matmul",    "softmax",
+                           "gelu",  "add",       "inference", "schedule"};
+    for (size_t i = 0; i < sizeof(zones) / sizeof(zones[0]); i++)
+        assert_int_equal(bt_ts_zones_named(&s, zones[i]), report_value(lines[1], zones[i]));
+    assert_int_equal(s.zones_total, report_value(lines[1], "total"));
+    assert_int_equal(report_value(lines[1], "inference"), 30);
+    unsigned long messages = strtoul(strstr(lines[2], ": ") + 2, NULL, 10);
+    assert_int_equal(s.messages, messages);
+    assert_int_equal(bt_ts_plot_points(&s, "ready_queue"), report_value(lines[3], "ready_queue"));
+    assert_int_equal(bt_ts_plot_points(&s, "live_tensor_bytes"),
+                     report_value(lines[3], "live_tensor_bytes"));
+    assert_int_equal(bt_ts_plot_points(&s, "frame_ms"), report_value(lines[3], "frame_ms"));
+    assert_int_equal(bt_ts_frame_marks(&s, NULL), report_value(lines[4], "default"));
+    assert_int_equal(bt_ts_frame_marks(&s, "inference"), report_value(lines[4], "inference"));
+    assert_int_equal(bt_ts_pool_allocs(&s, "tensors"), report_value(lines[5], "allocs"));
+    assert_int_equal(bt_ts_pool_frees(&s, "tensors"), report_value(lines[5], "frees"));
+#if BT_TRACING_MODE >= 2
+    assert_true(report_value(lines[5], "allocs") > 0);
+#endif
+    assert_true(s.lock_obtains > 0 && s.lock_obtains == s.lock_releases);
     bt_ts_close(&s);
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
@@ -626,20 +674,22 @@ static void unwatched_events_beyond_the_bound_are_dropped_and_counted(void **sta
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s TRACED PEER_CLIENT [EMULATOR...]\n", argv[0]);
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s TRACED PEER_CLIENT DEMO [EMULATOR...]\n", argv[0]);
         return 2;
     }
     traced_path = argv[1];
     peer_path = argv[2];
-    emulator = argv + 3;
-    emulator_count = argc - 3;
+    demo_path = argv[3];
+    emulator = argv + 4;
+    emulator_count = argc - 4;
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(features_arrive_complete_and_in_order, kill_leftover_child),
         cmocka_unit_test_teardown(peer_client_compiled_against_our_tracyc_arrives_complete,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),
+        cmocka_unit_test_teardown(the_demo_emits_exactly_what_it_reports, kill_leftover_child),
         cmocka_unit_test_teardown(callstacks_are_canonical_and_every_frame_is_answered,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(a_wrong_protocol_version_gets_mismatch, kill_leftover_child),

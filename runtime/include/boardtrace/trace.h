@@ -54,7 +54,9 @@ enum bt_plot_format {
 
 struct bt_lock;
 
-#if BT_RUNTIME_TRACING
+/* The functions exist when tracing is compiled in (and for the library's own
+ * sources, which build either way); user code reaches them through macros. */
+#if BT_RUNTIME_TRACING || defined(BT_BUILDING_RUNTIME)
 
 /* Zones. depth > 0 records a callstack of that many frames (mode >= 3). */
 bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active);
@@ -117,6 +119,10 @@ void bt_lock_set_name(struct bt_lock *lock, const char *name, size_t len);
 int bt_is_connected(void);
 /* Events dropped so far because a buffer was full and nobody was connected. */
 uint64_t bt_dropped_events(void);
+
+#endif
+
+#if BT_RUNTIME_TRACING
 
 #define BT_CONCAT_(a, b) a##b
 #define BT_CONCAT(a, b)  BT_CONCAT_(a, b)
@@ -193,42 +199,47 @@ uint64_t bt_dropped_events(void);
 
 #else /* !BT_RUNTIME_TRACING: no code, no symbols */
 
+/* Arguments go into sizeof, which evaluates nothing and emits no code but
+ * keeps the caller's variables "used" (no warnings when tracing is off).
+ * Macros taking a zone context expand to nothing: the context does not exist. */
+#define BT_UNUSED_(x) ((void)sizeof(x))
+
 #define BT_ZONE_NCD(ctx, name, color, depth, active)
 #define BT_ZONE_NC(ctx, name, color, active)
 #define BT_ZONE_N(ctx, name, active)
 #define BT_ZONE(ctx, active)
 #define BT_ZONE_END(ctx)                   ((void)0)
-#define BT_ZONE_TEXT(ctx, text, len)       ((void)0)
-#define BT_ZONE_NAME(ctx, text, len)       ((void)0)
-#define BT_ZONE_COLOR(ctx, color)          ((void)0)
-#define BT_ZONE_VALUE(ctx, value)          ((void)0)
-#define BT_MESSAGE(text, len)              ((void)0)
-#define BT_MESSAGE_C(text, len, color)     ((void)0)
-#define BT_MESSAGE_L(text)                 ((void)0)
-#define BT_MESSAGE_LC(text, color)         ((void)0)
-#define BT_MESSAGE_S(text, len, sev)       ((void)0)
-#define BT_APP_INFO(text, len)             ((void)0)
-#define BT_PLOT(name, value)               ((void)0)
-#define BT_PLOT_F(name, value)             ((void)0)
-#define BT_PLOT_I(name, value)             ((void)0)
-#define BT_PLOT_CONFIG(name, f, s, fl, c)  ((void)0)
+#define BT_ZONE_TEXT(ctx, text, len)       (BT_UNUSED_(text), BT_UNUSED_(len))
+#define BT_ZONE_NAME(ctx, text, len)       (BT_UNUSED_(text), BT_UNUSED_(len))
+#define BT_ZONE_COLOR(ctx, color)          BT_UNUSED_(color)
+#define BT_ZONE_VALUE(ctx, value)          BT_UNUSED_(value)
+#define BT_MESSAGE(text, len)              (BT_UNUSED_(text), BT_UNUSED_(len))
+#define BT_MESSAGE_C(text, len, color)     (BT_UNUSED_(text), BT_UNUSED_(len), BT_UNUSED_(color))
+#define BT_MESSAGE_L(text)                 BT_UNUSED_(text)
+#define BT_MESSAGE_LC(text, color)         (BT_UNUSED_(text), BT_UNUSED_(color))
+#define BT_MESSAGE_S(text, len, sev)       (BT_UNUSED_(text), BT_UNUSED_(len), BT_UNUSED_(sev))
+#define BT_APP_INFO(text, len)             (BT_UNUSED_(text), BT_UNUSED_(len))
+#define BT_PLOT(name, value)               (BT_UNUSED_(name), BT_UNUSED_(value))
+#define BT_PLOT_F(name, value)             (BT_UNUSED_(name), BT_UNUSED_(value))
+#define BT_PLOT_I(name, value)             (BT_UNUSED_(name), BT_UNUSED_(value))
+#define BT_PLOT_CONFIG(name, f, s, fl, c)  BT_UNUSED_(name)
 #define BT_FRAME_MARK                      ((void)0)
-#define BT_FRAME_MARK_NAMED(name)          ((void)0)
-#define BT_FRAME_MARK_START(name)          ((void)0)
-#define BT_FRAME_MARK_END(name)            ((void)0)
-#define BT_THREAD_NAME(name)               ((void)0)
-#define BT_ALLOC(ptr, size)                ((void)0)
-#define BT_FREE(ptr)                       ((void)0)
-#define BT_ALLOC_N(ptr, size, pool)        ((void)0)
-#define BT_FREE_N(ptr, pool)               ((void)0)
+#define BT_FRAME_MARK_NAMED(name)          BT_UNUSED_(name)
+#define BT_FRAME_MARK_START(name)          BT_UNUSED_(name)
+#define BT_FRAME_MARK_END(name)            BT_UNUSED_(name)
+#define BT_THREAD_NAME(name)               BT_UNUSED_(name)
+#define BT_ALLOC(ptr, size)                (BT_UNUSED_(ptr), BT_UNUSED_(size))
+#define BT_FREE(ptr)                       BT_UNUSED_(ptr)
+#define BT_ALLOC_N(ptr, size, pool)        (BT_UNUSED_(ptr), BT_UNUSED_(size))
+#define BT_FREE_N(ptr, pool)               BT_UNUSED_(ptr)
 #define BT_MEM_DISCARD(pool)               ((void)0)
-#define BT_LOCK_ANNOUNCE(handle)           ((void)0)
-#define BT_LOCK_TERMINATE(handle)          ((void)0)
-#define BT_LOCK_BEFORE_LOCK(handle)        ((void)0)
-#define BT_LOCK_AFTER_LOCK(handle)         ((void)0)
-#define BT_LOCK_AFTER_UNLOCK(handle)       ((void)0)
-#define BT_LOCK_AFTER_TRY_LOCK(handle, ok) ((void)0)
-#define BT_LOCK_NAME(handle, name, len)    ((void)0)
+#define BT_LOCK_ANNOUNCE(handle)           BT_UNUSED_(handle)
+#define BT_LOCK_TERMINATE(handle)          BT_UNUSED_(handle)
+#define BT_LOCK_BEFORE_LOCK(handle)        BT_UNUSED_(handle)
+#define BT_LOCK_AFTER_LOCK(handle)         BT_UNUSED_(handle)
+#define BT_LOCK_AFTER_UNLOCK(handle)       BT_UNUSED_(handle)
+#define BT_LOCK_AFTER_TRY_LOCK(handle, ok) (BT_UNUSED_(handle), BT_UNUSED_(ok))
+#define BT_LOCK_NAME(handle, name, len)    (BT_UNUSED_(handle), BT_UNUSED_(name))
 
 #endif /* BT_RUNTIME_TRACING */
 
