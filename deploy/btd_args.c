@@ -175,13 +175,17 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         return BTD_EXIT_USAGE;
     }
     o->env = btd_xmalloc(sizeof *o->env * (size_t)argc);
-    optind = 2;
+    /* Parse argv[1..] as if the command were the program name; optind 0
+     * makes glibc start afresh, so parsing twice (tests) behaves the same. */
+    int sub_argc = argc - 1;
+    char **sub_argv = argv + 1;
+    optind = 0;
     opterr = 0;
     int opt;
     /* '+': options stop at PROGRAM, whose own arguments are never ours. */
-    while ((opt = getopt_long(argc, argv, "+:i:F:vqo:s:L:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:s:L:h", long_options, NULL)) != -1) {
         if (opt == '?' || opt == ':') {
-            const char *bad = argv[optind - 1];
+            const char *bad = sub_argv[optind - 1];
             btd_error(opt == ':' ? "%s %s: option needs a value"
                                  : "%s %s: unknown option (see "
                                    "boardtrace --help)",
@@ -189,7 +193,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             return BTD_EXIT_USAGE;
         }
         if (!option_allowed(o->command, opt)) {
-            btd_error("%s: option %s does not apply to this command", cmd, argv[optind - 1]);
+            btd_error("%s: option %s does not apply to this command", cmd, sub_argv[optind - 1]);
             return BTD_EXIT_USAGE;
         }
         switch (opt) {
@@ -271,8 +275,8 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         btd_error("%s: no board given: use --host [USER@]HOST[:PORT] or set BOARDTRACE_HOST", cmd);
         return BTD_EXIT_USAGE;
     }
-    int rest = argc - optind;
-    char **restv = argv + optind;
+    int rest = sub_argc - optind;
+    char **restv = sub_argv + optind;
     switch (o->command) {
     case BTD_CMD_RUN:
     case BTD_CMD_LIVE:

@@ -242,11 +242,10 @@ int btd_cmd_run(const struct btd_options *o)
                           d.capture.name, s.capture_start_status, d.conn.where);
                 status = BTD_EXIT_START;
             } else if (s.not_ready && !btd_interrupted) {
-                btd_error("the program %s did not open its tracing port %d within %d s%s; is it "
+                btd_error("the program %s did not open its tracing port %d within %d s; is it "
                           "built with tracing (ENABLE_TRACY=ON)? Raise --ready-timeout for "
                           "slow starts",
-                          d.program.name, s.port, o->ready_timeout,
-                          s.program_exited ? " and exited" : "");
+                          d.program.name, s.port, o->ready_timeout);
                 status = BTD_EXIT_START;
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);
@@ -266,7 +265,8 @@ int btd_cmd_run(const struct btd_options *o)
                     btd_warn("the capture exited with status %d; its trace was kept",
                              s.capture_exit);
                     status = BTD_EXIT_CAPTURE;
-                } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0) {
+                } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&
+                           !btd_interrupted) {
                     status = BTD_EXIT_PROGRAM;
                 }
             } else {

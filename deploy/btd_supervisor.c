@@ -6,15 +6,20 @@
 
 #include <string.h>
 
-/* Readiness: a socket on the tracing port in any state. A fast program may
- * have been connected to, drained and closed between two looks; its side of
- * that connection then still shows in TIME_WAIT. */
+/* Readiness: a socket on the tracing port in any state, or the capture's
+ * connection to it. A fast program may have been connected to, drained and
+ * closed between two looks; whichever side closed first then still shows in
+ * TIME_WAIT. Connections still being attempted (SYN_SENT, 02) do not count. */
+
+/* Background jobs of a non-interactive shell ignore SIGINT, so the program
+ * is stopped with TERM; the capture gets INT first because tracy-capture
+ * installs a handler for it and saves what it has. */
 
 /* Timings in tenths of a second (the loop's tick). */
 enum {
     CAPTURE_GRACE_TICKS = 1200, /* capture may take 2 min to save after the program */
     PROGRAM_GRACE_TICKS = 100,  /* program gets 10 s after the capture ended */
-    KILL_AFTER_TICKS = 50,      /* then 5 s between TERM/INT and KILL */
+    KILL_AFTER_TICKS = 50,      /* then 5 s between INT, TERM and KILL */
     HEARTBEAT_TICKS = 50,
 };
 
@@ -27,7 +32,8 @@ static const char script_head[] =
     "  case $s in Z*|X*|x*) return 1 ;; esac\n"
     "}\n"
     "listening() {\n"
-    "  grep -q \"^ *[0-9]*: [0-9A-F]*:$H \" /proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
+    "  grep -q -e \"^ *[0-9]*: [0-9A-F]*:$H \" -e \"^ *[0-9]*: [0-9A-F]*:[0-9A-F]* "
+    "[0-9A-F]*:$H 0[1456789AB] \" /proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
     "}\n";
 
 /* Starting the capture: its output reaches the host through a FIFO, each
@@ -46,11 +52,14 @@ static const char script_capture[] =
 static const char script_ready[] = "pp=$!\n"
                                    "say program-started $pp\n"
                                    "n=0; ready=0\n"
-                                   "while [ $n -lt $((RT*10)) ] && alive $pp; do\n"
+                                   "while :; do\n"
                                    "  if listening; then ready=1; break; fi\n"
+                                   "  alive $pp || break\n"
                                    "  [ -e stop ] && break\n"
+                                   "  [ $n -ge $((RT*10)) ] && break\n"
                                    "  sleep 0.1; n=$((n+1))\n"
                                    "done\n"
+                                   "[ $ready = 1 ] || ! listening || ready=1\n"
                                    "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
 
 void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
@@ -92,24 +101,28 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
      * `stop`), give the other side a bounded grace, never wait forever. */
     btd_buf_printf(
         cmd,
-        "pe=; ce=; t=0; gp=0; gc=0; stopping=0\n"
+        "pe=; ce=; t=0; gp=0; gc=0; cs=-1; stopping=0\n"
         "[ -n \"$cp\" ] || ce=none\n"
-        "if [ $ready = 0 ]; then stopping=1; kill -TERM $pp 2>/dev/null;"
-        " [ -z \"$cp\" ] || kill -INT $cp 2>/dev/null; fi\n"
+        "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"
         "  if [ -z \"$pe\" ] && ! alive $pp; then wait $pp; pe=$?; say program-exit $pe; fi\n"
         "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
         "  [ -n \"$pe\" ] && [ -n \"$ce\" ] && break\n"
         "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
-        " [ -n \"$pe\" ] || kill -INT $pp 2>/dev/null; fi\n"
+        " [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null; fi\n"
         "  if [ -z \"$pe\" ]; then\n"
         "    if [ $stopping = 1 ] || [ -n \"$ce\" ]; then gp=$((gp+1)); fi\n"
         "    [ $gp = %d ] && { say program-timeout; kill -TERM $pp 2>/dev/null; }\n"
         "    [ $gp = %d ] && kill -KILL $pp 2>/dev/null\n"
         "  elif [ -z \"$ce\" ]; then\n"
         "    gc=$((gc+1))\n"
-        "    [ $gc = %d ] && { say capture-timeout; kill -INT $cp 2>/dev/null; }\n"
-        "    [ $gc = %d ] && kill -KILL $cp 2>/dev/null\n"
+        "    [ $cs -lt 0 ] && [ $gc -ge %d ] && { say capture-timeout; cs=0; }\n"
+        "  fi\n"
+        "  if [ $cs -ge 0 ] && [ -z \"$ce\" ]; then\n"
+        "    [ $cs = 0 ] && kill -INT $cp 2>/dev/null\n"
+        "    [ $cs = %d ] && kill -TERM $cp 2>/dev/null\n"
+        "    [ $cs = %d ] && kill -KILL $cp 2>/dev/null\n"
+        "    cs=$((cs+1))\n"
         "  fi\n"
         "  t=$((t+1)); [ $((t %% %d)) = 0 ] && say alive\n"
         "  sleep 0.1\n"
@@ -119,5 +132,5 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "[ -f trace.tracy ] && say trace \"$(wc -c < trace.tracy)\"\n"
         "exit 0\n",
         PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS, CAPTURE_GRACE_TICKS,
-        CAPTURE_GRACE_TICKS + KILL_AFTER_TICKS, HEARTBEAT_TICKS);
+        KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS);
 }

@@ -51,6 +51,13 @@ build_busybox() {
     if [ -x "$bb" ]; then
         return 0
     fi
+    mkdir -p "$cache"
+    # Boards started at the same time build once: the others wait here.
+    if command -v flock >/dev/null; then
+        exec 9>"$cache/.build.lock"
+        flock 9
+        [ -x "$bb" ] && return 0
+    fi
     src=$(busybox_source) ||
         die "no busybox source in ${BT_DEPS_SOURCE_DIR:-$top/.deps}/busybox-*; run tools/fetch-deps.sh busybox"
     command -v riscv64-linux-gnu-gcc >/dev/null ||
@@ -171,7 +178,8 @@ cmd_start() {
         esac
     done
     if pid_running; then
-        die "already running (pid $(cat "$dir/sshd.pid")); stop it first"
+        say "already running (pid $(cat "$dir/sshd.pid")): restarting it"
+        cmd_stop
     fi
     [ -x "$sshd" ] || die "$sshd not found; install openssh-server"
     check_binfmt

@@ -1,0 +1,43 @@
+/* Helpers for the deploy integration tests: the emulated board's settings
+ * (from tools/board/board.sh env), running `boardtrace` as a child with its
+ * output captured, and small file utilities. */
+#ifndef DEPLOY_SUPPORT_H
+#define DEPLOY_SUPPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct board {
+    char target[256]; /* user@127.0.0.1:port */
+    int port;
+    char key[1024];
+    char known_hosts[1024];
+    char rootfs[1024];
+    char dir[1024];
+};
+
+struct result {
+    int status; /* exit status, or 128 + signal */
+    char *out;  /* stdout, NUL-terminated */
+    char *err;  /* stderr */
+};
+
+/* Reads BOARD_* from `board.sh --dir DIR env`. Returns 0 or -1. */
+int board_load(const char *board_sh, const char *dir, struct board *b);
+
+/* Runs argv (NULL-terminated) with a time limit, in cwd (NULL: current). */
+int run_command(char *const argv[], const char *cwd, int timeout_s, struct result *r);
+void result_free(struct result *r);
+
+/* Writes the --host/-i/--known-hosts options for b into argv[0..5]. */
+void board_args(const struct board *b, const char **argv);
+
+char *read_file(const char *path, size_t *len);
+int write_file(const char *path, const void *data, size_t len);
+long long file_size(const char *path);
+/* Number of entries named boardtrace.* in dir. */
+int count_run_dirs(const char *dir);
+/* A fresh private temporary folder for one test. */
+void make_temp_dir(char *out, size_t outlen);
+
+#endif

@@ -1,0 +1,91 @@
+/* Test double for a tracy-capture compatible capture (-o FILE -a ADDR -p PORT
+ * -f -s SECONDS): connects, retrying like tracy-capture, stores every byte in
+ * FILE and prints statistics in tracy-capture's "Key: value" style. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int main(int argc, char **argv)
+{
+    const char *out = NULL, *addr = "127.0.0.1";
+    int port = 8086, seconds = 0, opt;
+    while ((opt = getopt(argc, argv, "o:a:p:fs:")) != -1) {
+        switch (opt) {
+        case 'o':
+            out = optarg;
+            break;
+        case 'a':
+            addr = optarg;
+            break;
+        case 'p':
+            port = atoi(optarg);
+            break;
+        case 'f':
+            break;
+        case 's':
+            seconds = atoi(optarg);
+            break;
+        default:
+            fprintf(stderr, "usage: fake_capture -o FILE [-a ADDR] [-p PORT] [-f] [-s SEC]\n");
+            return 2;
+        }
+    }
+    if (!out) {
+        fprintf(stderr, "fake_capture: -o FILE is required\n");
+        return 2;
+    }
+    printf("Connecting to %s:%d...\n", addr, port);
+    fflush(stdout);
+    int fd = -1;
+    double start = now();
+    while (now() - start < 60) {
+        fd = socket(AF_INET, SOCK_STREAM, 0);
+        struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+        inet_pton(AF_INET, addr, &a.sin_addr);
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+            break;
+        close(fd);
+        fd = -1;
+        usleep(50000);
+    }
+    if (fd < 0) {
+        fprintf(stderr, "fake_capture: no connection to %s:%d within 60 s\n", addr, port);
+        return 1;
+    }
+    FILE *f = fopen(out, "wb");
+    if (!f) {
+        perror(out);
+        return 1;
+    }
+    char buf[65536];
+    ssize_t n;
+    long long bytes = 0, events = 0;
+    double first = now();
+    while ((n = read(fd, buf, sizeof buf)) > 0) {
+        fwrite(buf, 1, (size_t)n, f);
+        bytes += n;
+        for (ssize_t i = 0; i < n; i++)
+            events += buf[i] == '\n';
+        if (seconds && now() - first > seconds)
+            break;
+    }
+    fclose(f);
+    printf("\rreceiving... %lld bytes\n", bytes);
+    printf("Events: %lld\n", events > 0 ? events - 1 : 0);
+    printf("Time span: %.2f ms\n", (now() - first) * 1000);
+    printf("Trace size: %lld bytes\n", bytes);
+    return 0;
+}

@@ -1,0 +1,79 @@
+/* Test double for a traced program, built static for riscv64 and run on the
+ * emulated board: prints its arguments and BT_TEST_* variables (hex, so any
+ * byte shows), then serves a fixed "event" stream on TRACY_PORT to whoever
+ * connects, like a tracing runtime with TRACY_NO_EXIT=1 would. With
+ * BT_TEST_NO_LISTEN set it behaves like a program built without tracing. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void print_hex(const char *label, const char *s)
+{
+    printf("%s ", label);
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
+        printf("%02x", *p);
+    printf("\n");
+}
+
+int main(int argc, char **argv)
+{
+    printf("fake-program argc %d\n", argc - 1);
+    for (int i = 1; i < argc; i++) {
+        char label[32];
+        snprintf(label, sizeof label, "arg%d", i);
+        print_hex(label, argv[i]);
+    }
+    for (char **e = environ; *e; e++)
+        if (strncmp(*e, "BT_TEST_", 8) == 0)
+            print_hex("env", *e);
+    const char *names[] = {"TRACY_NO_EXIT", "TRACY_ONLY_LOCALHOST", "TRACY_PORT"};
+    for (int i = 0; i < 3; i++)
+        printf("%s=%s\n", names[i], getenv(names[i]) ? getenv(names[i]) : "(unset)");
+    fflush(stdout);
+    fprintf(stderr, "fake-program: a line on stderr\n");
+
+    if (getenv("BT_TEST_NO_LISTEN")) {
+        /* Like a program built without tracing: runs, never opens the port. */
+        sleep(5);
+        return 0;
+    }
+    int port = getenv("TRACY_PORT") ? atoi(getenv("TRACY_PORT")) : 8086;
+    int events = getenv("BT_TEST_EVENTS") ? atoi(getenv("BT_TEST_EVENTS")) : 1000;
+    int status = getenv("BT_TEST_EXIT") ? atoi(getenv("BT_TEST_EXIT")) : 0;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1) != 0) {
+        perror("fake-program: listen");
+        return 100;
+    }
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, 60000) != 1) {
+        fprintf(stderr, "fake-program: nobody connected within 60 s\n");
+        return 101;
+    }
+    int c = accept(fd, NULL, NULL);
+    char line[64];
+    int n = snprintf(line, sizeof line, "BTFAKE %d\n", events);
+    if (write(c, line, (size_t)n) != n)
+        return 102;
+    for (int i = 0; i < events; i++) {
+        n = snprintf(line, sizeof line, "event %d\n", i);
+        if (write(c, line, (size_t)n) != n)
+            return 102;
+    }
+    close(c);
+    close(fd);
+    printf("fake-program: sent %d events, exiting with %d\n", events, status);
+    return status;
+}

@@ -1,0 +1,200 @@
+/* `boardtrace fetch` resumes: a proxy between boardtrace and the emulated
+ * board cuts the connection partway through a pull; the part received stays,
+ * and the next fetch continues from it and verifies the whole file. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "deploy_support.h"
+
+enum { TRACE_SIZE = 24 << 20, CUT_AFTER = 6 << 20 };
+
+/* argv: boardtrace board.sh board-dir */
+static const char *boardtrace, *board_sh, *board_dir;
+static struct board board;
+static char work[512];
+
+struct proxy {
+    int listen_fd;
+    int port;
+    int board_port;
+    long long limit; /* bytes board -> client before cutting both ways */
+    long long passed;
+};
+
+static void *proxy_main(void *arg)
+{
+    struct proxy *p = arg;
+    int client = accept(p->listen_fd, NULL, NULL);
+    int up = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->board_port)};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (client < 0 || connect(up, (struct sockaddr *)&a, sizeof a) != 0)
+        return NULL;
+    struct pollfd fds[2] = {{.fd = client, .events = POLLIN}, {.fd = up, .events = POLLIN}};
+    char buf[16384];
+    while (p->passed < p->limit && poll(fds, 2, 30000) > 0) {
+        if (fds[0].revents) {
+            ssize_t n = read(client, buf, sizeof buf);
+            if (n <= 0 || write(up, buf, (size_t)n) != n)
+                break;
+        }
+        if (fds[1].revents) {
+            ssize_t n = read(up, buf, sizeof buf);
+            if (n <= 0 || write(client, buf, (size_t)n) != n)
+                break;
+            p->passed += n;
+        }
+    }
+    /* The cut: both sides see the connection reset. */
+    struct linger hard = {1, 0};
+    setsockopt(client, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
+    close(client);
+    close(up);
+    return NULL;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    if (board_load(board_sh, board_dir, &board) != 0)
+        return -1;
+    make_temp_dir(work, sizeof work);
+    return work[0] ? 0 : -1;
+}
+
+/* A run folder on the board holding a random trace, as an interrupted run
+ * leaves it. Returns the remote trace path in out. */
+static void leave_trace_on_board(char *out, size_t outlen, char **data)
+{
+    char dir[1200];
+    snprintf(dir, sizeof dir, "%s/tmp/boardtrace.fetch%d", board.rootfs, getpid());
+    mkdir(dir, 0700);
+    snprintf(out, outlen, "%s/trace.tracy", dir);
+    *data = malloc(TRACE_SIZE);
+    int fd = open("/dev/urandom", O_RDONLY);
+    for (size_t got = 0; got < TRACE_SIZE;) {
+        ssize_t n = read(fd, *data + got, TRACE_SIZE - got);
+        assert_true(n > 0);
+        got += (size_t)n;
+    }
+    close(fd);
+    assert_int_equal(write_file(out, *data, TRACE_SIZE), 0);
+}
+
+static void fetch_resumes_after_the_connection_is_cut(void **state)
+{
+    (void)state;
+    char remote[1300], local[600], part[640], kh[600];
+    char *data;
+    leave_trace_on_board(remote, sizeof remote, &data);
+    snprintf(local, sizeof local, "%s/fetched.tracy", work);
+    snprintf(part, sizeof part, "%s.part", local);
+
+    struct proxy p = {.board_port = board.port, .limit = CUT_AFTER};
+    p.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(p.listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(p.listen_fd, 1), 0);
+    getsockname(p.listen_fd, (struct sockaddr *)&a, &alen);
+    p.port = ntohs(a.sin_port);
+    pthread_t thread;
+    pthread_create(&thread, NULL, proxy_main, &p);
+
+    /* known_hosts for the proxy's address too: it is the same board. */
+    char *known = read_file(board.known_hosts, NULL);
+    char *key = strchr(known, ' ');
+    char text[2000], target[128];
+    int n = snprintf(text, sizeof text, "%s[127.0.0.1]:%d%s", known, p.port, key);
+    snprintf(kh, sizeof kh, "%s/known_hosts", work);
+    assert_int_equal(write_file(kh, text, (size_t)n), 0);
+    free(known);
+    snprintf(target, sizeof target, "%.*s:%d", (int)(strchr(board.target, ':') - board.target),
+             board.target, p.port);
+
+    const char *cut[] = {boardtrace,      "fetch", "--host", target, "-i",   board.key,
+                         "--known-hosts", kh,      "-o",     local,  remote, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)cut, work, 120, &r), 0);
+    pthread_join(thread, NULL);
+    close(p.listen_fd);
+    fprintf(stderr, "cut fetch: exit %d, %lld bytes through the proxy, %lld kept\n", r.status,
+            p.passed, file_size(part));
+    assert_int_equal(r.status, 11);
+    assert_non_null(strstr(r.err, "kept in"));
+    assert_int_equal(file_size(local), -1);
+    long long kept = file_size(part);
+    assert_true(kept > 0 && kept < TRACE_SIZE);
+    result_free(&r);
+
+    const char *resume[] = {boardtrace, "fetch",   "--host",        board.target,
+                            "-i",       board.key, "--known-hosts", board.known_hosts,
+                            "-o",       local,     remote,          NULL};
+    assert_int_equal(run_command((char *const *)resume, work, 120, &r), 0);
+    if (r.status != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    char expect[800];
+    snprintf(expect, sizeof expect, "resuming %s at byte %lld", part, kept);
+    assert_non_null(strstr(r.err, expect));
+    assert_non_null(strstr(r.out, "SHA-256"));
+    size_t len;
+    char *got = read_file(local, &len);
+    assert_int_equal(len, TRACE_SIZE);
+    assert_memory_equal(got, data, TRACE_SIZE);
+    assert_int_equal(file_size(part), -1);
+    free(got);
+    free(data);
+    result_free(&r);
+}
+
+static void fetch_without_a_path_takes_the_newest_run(void **state)
+{
+    (void)state;
+    char remote[1300], local[600];
+    char *data;
+    leave_trace_on_board(remote, sizeof remote, &data);
+    snprintf(local, sizeof local, "%s/newest.tracy", work);
+    const char *argv[] = {boardtrace, "fetch",         "--host",          board.target, "-i",
+                          board.key,  "--known-hosts", board.known_hosts, "-o",         local,
+                          NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, remote));
+    assert_int_equal(file_size(local), TRACE_SIZE);
+    free(data);
+    result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR\n", argv[0]);
+        return 2;
+    }
+    boardtrace = argv[1];
+    board_sh = argv[2];
+    board_dir = argv[3];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(fetch_resumes_after_the_connection_is_cut),
+        cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,113 @@
+/* `boardtrace live` against the emulated board: a capture on the host
+ * connects to the forwarded local port and receives the events the program
+ * on the board serves, through the same SSH connection. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "deploy_support.h"
+
+/* argv: boardtrace board.sh board-dir fake_program host_capture */
+static const char *boardtrace, *board_sh, *board_dir, *program, *host_capture;
+static struct board board;
+static char work[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (board_load(board_sh, board_dir, &board) != 0)
+        return -1;
+    make_temp_dir(work, sizeof work);
+    return work[0] ? 0 : -1;
+}
+
+static void a_host_capture_receives_the_boards_events_through_the_forward(void **state)
+{
+    (void)state;
+    char out_path[600], err_path[600], trace[600];
+    snprintf(out_path, sizeof out_path, "%s/live.out", work);
+    snprintf(err_path, sizeof err_path, "%s/live.err", work);
+    snprintf(trace, sizeof trace, "%s/live.tracy", work);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(o, 1);
+        dup2(e, 2);
+        execl(boardtrace, boardtrace, "live", "--host", board.target, "-i", board.key,
+              "--known-hosts", board.known_hosts, "-L", "0", program, (char *)NULL);
+        _exit(127);
+    }
+    /* Wait for the address line. */
+    int port = 0;
+    for (time_t end = time(NULL) + 90; time(NULL) < end && !port;) {
+        char *text = read_file(out_path, NULL);
+        const char *at = text ? strstr(text, "connect the Tracy GUI to 127.0.0.1:") : NULL;
+        if (at)
+            port = atoi(at + strlen("connect the Tracy GUI to 127.0.0.1:"));
+        free(text);
+        if (!port)
+            usleep(100000);
+    }
+    if (!port) {
+        kill(pid, SIGKILL);
+        char *err = read_file(err_path, NULL);
+        fprintf(stderr, "no address line; stderr:\n%s\n", err ? err : "");
+        free(err);
+    }
+    assert_true(port > 0);
+    char port_s[16];
+    snprintf(port_s, sizeof port_s, "%d", port);
+    const char *argv[] = {host_capture, "-o", trace, "-a", "127.0.0.1", "-p", port_s, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 60, &r), 0);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "Events: 1000\n"));
+    result_free(&r);
+
+    /* The program exits once served; live follows it. */
+    int st = 0;
+    for (time_t end = time(NULL) + 60; time(NULL) < end;) {
+        if (waitpid(pid, &st, WNOHANG) == pid)
+            break;
+        usleep(100000);
+    }
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    char *text = read_file(trace, NULL);
+    assert_non_null(text);
+    assert_true(strncmp(text, "BTFAKE 1000\nevent 0\n", 20) == 0);
+    assert_non_null(strstr(text, "\nevent 999\n"));
+    free(text);
+    char *err = read_file(err_path, NULL);
+    assert_non_null(strstr(err, "GUI connected"));
+    free(err);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR PROGRAM HOST_CAPTURE\n", argv[0]);
+        return 2;
+    }
+    boardtrace = argv[1];
+    board_sh = argv[2];
+    board_dir = argv[3];
+    program = argv[4];
+    host_capture = argv[5];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_host_capture_receives_the_boards_events_through_the_forward),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,289 @@
+/* What boardtrace refuses or reports before anything runs on the emulated
+ * board: host keys (unknown, changed), a program for the wrong architecture,
+ * unwritable and full remote folders; that arguments arrive literally; and
+ * the check report, also through an ~/.ssh/config style alias. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <pwd.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "deploy_support.h"
+
+/* argv: boardtrace board.sh board-dir fake_program fake_capture */
+static const char *boardtrace, *board_sh, *board_dir, *program, *capture;
+static struct board board;
+static char work[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (board_load(board_sh, board_dir, &board) != 0)
+        return -1;
+    make_temp_dir(work, sizeof work);
+    return work[0] ? 0 : -1;
+}
+
+/* boardtrace CMD with the board's options, then the NULL-terminated rest. */
+static struct result boardtrace_with(const char *cmd, const char *known_hosts, const char **rest)
+{
+    const char *argv[32] = {boardtrace, cmd};
+    int n = 2;
+    board_args(&board, argv + n);
+    if (known_hosts)
+        argv[n + 5] = known_hosts;
+    n += 6;
+    for (; *rest && n < 31; rest++)
+        argv[n++] = *rest;
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    return r;
+}
+
+static void an_unknown_host_key_is_refused_with_its_fingerprint(void **state)
+{
+    (void)state;
+    char kh[600];
+    snprintf(kh, sizeof kh, "%s/empty_known_hosts", work);
+    assert_int_equal(write_file(kh, "", 0), 0);
+    const char *rest[] = {NULL};
+    struct result r = boardtrace_with("check", kh, rest);
+    assert_int_equal(r.status, 5);
+    assert_non_null(strstr(r.err, "is unknown"));
+    assert_non_null(strstr(r.err, "SHA256:"));
+    assert_non_null(strstr(r.err, "--accept-new-host-key"));
+    assert_int_equal(file_size(kh), 0);
+    result_free(&r);
+}
+
+static void accept_new_host_key_records_an_unknown_key(void **state)
+{
+    (void)state;
+    char kh[600];
+    snprintf(kh, sizeof kh, "%s/new_known_hosts", work);
+    const char *rest[] = {"--accept-new-host-key", NULL};
+    struct result r = boardtrace_with("check", kh, rest);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "accepted new host key"));
+    char *text = read_file(kh, NULL);
+    assert_non_null(text);
+    char entry[64];
+    snprintf(entry, sizeof entry, "[127.0.0.1]:%d ssh-ed25519 ", board.port);
+    assert_non_null(strstr(text, entry));
+    free(text);
+    result_free(&r);
+
+    /* Now known: accepted without the option. */
+    const char *none[] = {NULL};
+    r = boardtrace_with("check", kh, none);
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+}
+
+static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
+{
+    (void)state;
+    char key[600], kh[600], line[1200];
+    snprintf(key, sizeof key, "%s/impostor", work);
+    snprintf(kh, sizeof kh, "%s/changed_known_hosts", work);
+    char *argv[] = {"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key, NULL};
+    struct result g;
+    assert_int_equal(run_command(argv, work, 30, &g), 0);
+    assert_int_equal(g.status, 0);
+    result_free(&g);
+    char pub[640];
+    snprintf(pub, sizeof pub, "%s.pub", key);
+    char *text = read_file(pub, NULL);
+    assert_non_null(text);
+    char *space = strchr(strchr(text, ' ') + 1, ' ');
+    *space = '\0';
+    snprintf(line, sizeof line, "[127.0.0.1]:%d %s\n", board.port, text);
+    free(text);
+    assert_int_equal(write_file(kh, line, strlen(line)), 0);
+
+    const char *rest[] = {"--accept-new-host-key", "--capture", capture, program, NULL};
+    struct result r = boardtrace_with("run", kh, rest);
+    assert_int_equal(r.status, 5);
+    assert_non_null(strstr(r.err, "CHANGED"));
+    assert_non_null(strstr(r.err, "SHA256:"));
+    char *after = read_file(kh, NULL);
+    assert_string_equal(after, line);
+    free(after);
+    result_free(&r);
+}
+
+static void an_x86_64_program_is_refused_before_upload_naming_both(void **state)
+{
+    (void)state;
+    char remote[600];
+    snprintf(remote, sizeof remote, "%s/remote-arch", work);
+    assert_int_equal(mkdir(remote, 0700), 0);
+    /* This test binary is an x86-64 (host) ELF. */
+    char self[600];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    assert_true(n > 0);
+    self[n] = '\0';
+    const char *rest[] = {"--remote-dir", remote, "--capture", capture, self, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    assert_int_equal(r.status, 7);
+    assert_non_null(strstr(r.err, "riscv64"));
+    assert_non_null(strstr(r.err, "x86_64"));
+    assert_non_null(strstr(r.err, "nothing was uploaded"));
+    assert_int_equal(count_run_dirs(remote), 0);
+    result_free(&r);
+}
+
+static void arguments_and_environment_arrive_literally(void **state)
+{
+    (void)state;
+    static const char *const nasty[] = {
+        "two words",
+        "it's \"quoted\"",
+        "$(touch /tmp/bt-pwned)",
+        "a;b && c | d",
+        "line one\nline two",
+        "`id` $HOME \\ *",
+        "",
+    };
+    char out[600];
+    snprintf(out, sizeof out, "%s/args.tracy", work);
+    const char *rest[20] = {"--capture", capture, "-o",
+                            out,         "--env", "BT_TEST_VALUE=$(id); 'x' \"y\"\nz",
+                            program,     "--"};
+    int k = 8;
+    for (size_t i = 0; i < sizeof nasty / sizeof *nasty; i++)
+        rest[k++] = nasty[i];
+    rest[k] = NULL;
+    unlink("/tmp/bt-pwned");
+    struct result r = boardtrace_with("run", NULL, rest);
+    if (r.status != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    char expect[256];
+    snprintf(expect, sizeof expect, "fake-program argc %zu\n", sizeof nasty / sizeof *nasty);
+    assert_non_null(strstr(r.out, expect));
+    for (size_t i = 0; i < sizeof nasty / sizeof *nasty; i++) {
+        int m = snprintf(expect, sizeof expect, "arg%zu ", i + 1);
+        for (const unsigned char *p = (const unsigned char *)nasty[i]; *p; p++)
+            m += snprintf(expect + m, sizeof expect - (size_t)m, "%02x", *p);
+        snprintf(expect + m, sizeof expect - (size_t)m, "\n");
+        assert_non_null(strstr(r.out, expect));
+    }
+    const char *env = "BT_TEST_VALUE=$(id); 'x' \"y\"\nz";
+    int m = snprintf(expect, sizeof expect, "env ");
+    for (const unsigned char *p = (const unsigned char *)env; *p; p++)
+        m += snprintf(expect + m, sizeof expect - (size_t)m, "%02x", *p);
+    assert_non_null(strstr(r.out, expect));
+    assert_int_equal(access("/tmp/bt-pwned", F_OK), -1);
+    result_free(&r);
+}
+
+/* A read-only filesystem when we may mount one (root, as in CI), else a
+ * folder without write permission. */
+static void an_unwritable_remote_folder_gives_a_clear_error(void **state)
+{
+    (void)state;
+    char dir[600], target[640];
+    snprintf(dir, sizeof dir, "%s/readonly", work);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    bool mounted = mount("tmpfs", dir, "tmpfs", MS_RDONLY, "size=1m") == 0;
+    if (!mounted)
+        assert_int_equal(chmod(dir, 0500), 0);
+    snprintf(target, sizeof target, "%s/sub", dir);
+    const char *rest[] = {"--remote-dir", target, "--capture", capture, program, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    if (mounted)
+        umount(dir);
+    assert_int_equal(r.status, 7);
+    assert_non_null(strstr(r.err, target));
+    assert_non_null(strstr(r.err, mounted ? "Read-only file system" : "Permission denied"));
+    result_free(&r);
+}
+
+static void a_full_remote_folder_gives_a_clear_error(void **state)
+{
+    (void)state;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/full", work);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=1m") != 0)
+        skip(); /* needs root (CI runs as root) */
+    const char *rest[] = {"--remote-dir", dir, "--capture", capture, program, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    int left = count_run_dirs(dir);
+    umount(dir);
+    assert_int_equal(r.status, 7);
+    assert_non_null(strstr(r.err, "not enough space"));
+    assert_non_null(strstr(r.err, "1.0 MiB free"));
+    assert_int_equal(left, 0);
+    result_free(&r);
+}
+
+static void check_reports_the_board(void **state)
+{
+    (void)state;
+    const char *rest[] = {NULL};
+    struct result r = boardtrace_with("check", NULL, rest);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "architecture           riscv64"));
+    assert_non_null(strstr(r.out, "free disk"));
+    assert_non_null(strstr(r.out, "/proc/self/maps readable"));
+    assert_non_null(strstr(r.out, "ready for boardtrace run"));
+    result_free(&r);
+}
+
+static void an_ssh_config_alias_supplies_host_port_user_and_key(void **state)
+{
+    (void)state;
+    char cfg[600], text[3000];
+    snprintf(cfg, sizeof cfg, "%s/ssh_config", work);
+    int n = snprintf(text, sizeof text,
+                     "Host emulated-board\n  HostName 127.0.0.1\n  Port %d\n  User %s\n"
+                     "  IdentityFile %s\n  UserKnownHostsFile %s\n",
+                     board.port, getpwuid(getuid())->pw_name, board.key, board.known_hosts);
+    assert_int_equal(write_file(cfg, text, (size_t)n), 0);
+    const char *argv[] = {boardtrace, "check", "-F", cfg, "--host", "emulated-board", NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 60, &r), 0);
+    if (r.status != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    char where[64];
+    snprintf(where, sizeof where, "@127.0.0.1:%d", board.port);
+    assert_non_null(strstr(r.out, where));
+    result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR PROGRAM CAPTURE\n", argv[0]);
+        return 2;
+    }
+    boardtrace = argv[1];
+    board_sh = argv[2];
+    board_dir = argv[3];
+    program = argv[4];
+    capture = argv[5];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(an_unknown_host_key_is_refused_with_its_fingerprint),
+        cmocka_unit_test(accept_new_host_key_records_an_unknown_key),
+        cmocka_unit_test(a_changed_host_key_is_refused_even_with_accept_new),
+        cmocka_unit_test(an_x86_64_program_is_refused_before_upload_naming_both),
+        cmocka_unit_test(arguments_and_environment_arrive_literally),
+        cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
+        cmocka_unit_test(a_full_remote_folder_gives_a_clear_error),
+        cmocka_unit_test(check_reports_the_board),
+        cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

@@ -1,0 +1,167 @@
+/* `boardtrace run` against the emulated riscv64 board, once with SFTP and once
+ * on a board without it: the program and capture run there, their output
+ * streams back, the trace arrives verified with its JSON record. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+
+#include "deploy_support.h"
+
+/* argv: boardtrace board.sh board-dir sftp|exec fake_program fake_capture */
+static const char *boardtrace, *board_sh, *board_dir, *mode, *program, *capture;
+static struct board board;
+static char work[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    if (board_load(board_sh, board_dir, &board) != 0)
+        return -1;
+    make_temp_dir(work, sizeof work);
+    return work[0] ? 0 : -1;
+}
+
+static struct result run_program(const char *out, const char *extra_env, const char *arg)
+{
+    const char *argv[24] = {boardtrace, "run"};
+    int n = 2;
+    if (arg && strcmp(arg, "--ready-timeout=1") == 0) {
+        argv[n++] = "--ready-timeout";
+        argv[n++] = "1";
+        arg = NULL;
+    }
+    board_args(&board, argv + n);
+    n += 6;
+    argv[n++] = "--capture";
+    argv[n++] = capture;
+    argv[n++] = "-o";
+    argv[n++] = out;
+    if (extra_env) {
+        argv[n++] = "--env";
+        argv[n++] = extra_env;
+    }
+    argv[n++] = program;
+    if (arg) {
+        argv[n++] = "--";
+        argv[n++] = arg;
+    }
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    return r;
+}
+
+static void run_pulls_the_trace_verified_with_a_record(void **state)
+{
+    (void)state;
+    char out[600], record[640];
+    snprintf(out, sizeof out, "%s/basic.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
+    struct result r = run_program(out, NULL, NULL);
+    if (r.status != 0)
+        fprintf(stderr, "stdout:\n%s\nstderr:\n%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+
+    /* The fake program serves "BTFAKE 1000" and 1000 event lines. */
+    size_t len;
+    char *trace = read_file(out, &len);
+    assert_non_null(trace);
+    assert_true(strncmp(trace, "BTFAKE 1000\nevent 0\n", 20) == 0);
+    assert_non_null(strstr(trace, "\nevent 999\n"));
+    assert_int_equal(file_size(out), 9902);
+    free(trace);
+    char part[700];
+    snprintf(part, sizeof part, "%s.part", out);
+    assert_int_equal(file_size(part), -1);
+
+    /* Output of both sides streamed live, each recognizable. */
+    assert_non_null(strstr(r.out, "TRACY_NO_EXIT=1\n"));
+    assert_non_null(strstr(r.out, "TRACY_ONLY_LOCALHOST=1\n"));
+    assert_non_null(strstr(r.err, "fake-program: a line on stderr\n"));
+    assert_non_null(strstr(r.err, "[capture] Events: 1000\n"));
+    /* The summary. */
+    assert_non_null(strstr(r.out, "events    1000\n"));
+    assert_non_null(strstr(r.out, "9902 bytes, SHA-256 verified"));
+
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    char transfer[64];
+    snprintf(transfer, sizeof transfer, "\"transfer\": \"%s\"", mode);
+    assert_non_null(strstr(json, transfer));
+    assert_non_null(strstr(json, "\"arch\": \"riscv64\""));
+    assert_non_null(strstr(json, "\"Events\": \"1000\""));
+    assert_non_null(strstr(json, "\"program_exit_status\": 0"));
+    assert_non_null(strstr(json, "\"exit_status\": 0,\n  \"exit_step\": \"ok\""));
+    free(json);
+    result_free(&r);
+}
+
+static void run_names_a_failing_program_but_still_pulls_the_trace(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/failing.tracy", work);
+    struct result r = run_program(out, "BT_TEST_EXIT=3", NULL);
+    assert_int_equal(r.status, 13);
+    assert_int_equal(file_size(out), 9902);
+    assert_non_null(strstr(r.out, "program   exit status 3"));
+    result_free(&r);
+}
+
+static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/untraced.tracy", work);
+    time_t start = time(NULL);
+    struct result r = run_program(out, "BT_TEST_NO_LISTEN=1", "--ready-timeout=1");
+    assert_int_equal(r.status, 9);
+    assert_non_null(strstr(r.err, "did not open its tracing port"));
+    /* Bounded: the ready timeout, then the program and capture are stopped. */
+    assert_true(time(NULL) - start < 30);
+    assert_int_equal(file_size(out), -1);
+    result_free(&r);
+}
+
+static void run_refuses_an_unreadable_program_before_connecting(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/none.tracy", work);
+    const char *argv[] = {boardtrace, "run", "--host", "nobody@192.0.2.1:9", "--capture",
+                          capture,    "-o",  out,      "/nonexistent/prog",  NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
+    assert_int_equal(r.status, 3);
+    assert_non_null(strstr(r.err, "/nonexistent/prog"));
+    result_free(&r);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 7) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR sftp|exec PROGRAM CAPTURE\n",
+                argv[0]);
+        return 2;
+    }
+    boardtrace = argv[1];
+    board_sh = argv[2];
+    board_dir = argv[3];
+    mode = argv[4];
+    program = argv[5];
+    capture = argv[6];
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(run_pulls_the_trace_verified_with_a_record),
+        cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
+        cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
+        cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
+    };
+    return cmocka_run_group_tests(tests, setup, NULL);
+}

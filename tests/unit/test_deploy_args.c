@@ -1,0 +1,141 @@
+/* The boardtrace command line: what each command accepts, where PROGRAM's
+ * own arguments begin, and the usage errors (exit status 2) for the rest. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "btd_args.h"
+#include "btd_msg.h"
+
+static int parse(struct btd_options *o, const char **argv)
+{
+    int argc = 0;
+    while (argv[argc])
+        argc++;
+    return btd_args_parse(argc, (char **)argv, o);
+}
+
+static void run_takes_options_then_program_then_its_arguments(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    const char *argv[] = {"boardtrace", "run",    "--host", "root@b:2", "-s", "5",      "--env",
+                          "A=1 2",      "--keep", "prog",   "--",       "-x", "--host", NULL};
+    assert_int_equal(parse(&o, argv), 0);
+    assert_int_equal(o.command, BTD_CMD_RUN);
+    assert_string_equal(o.host, "root@b:2");
+    assert_int_equal(o.seconds, 5);
+    assert_int_equal(o.env_count, 1);
+    assert_string_equal(o.env[0], "A=1 2");
+    assert_true(o.keep);
+    assert_string_equal(o.program, "prog");
+    assert_int_equal(o.arg_count, 2);
+    assert_string_equal(o.args[0], "-x");
+    assert_string_equal(o.args[1], "--host");
+    btd_args_free(&o);
+}
+
+static void the_host_comes_from_the_environment_when_not_given(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    setenv("BOARDTRACE_HOST", "envboard", 1);
+    const char *argv[] = {"boardtrace", "check", NULL};
+    assert_int_equal(parse(&o, argv), 0);
+    assert_string_equal(o.host, "envboard");
+    btd_args_free(&o);
+    unsetenv("BOARDTRACE_HOST");
+    assert_int_equal(parse(&o, argv), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+}
+
+static void usage_errors_exit_with_status_2(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    const char *no_program[] = {"boardtrace", "run", "--host", "b", NULL};
+    const char *bad_env[] = {"boardtrace", "run", "--host", "b", "--env", "1X=2", "p", NULL};
+    const char *no_equals[] = {"boardtrace", "run", "--host", "b", "--env", "X", "p", NULL};
+    const char *bad_seconds[] = {"boardtrace", "run", "--host", "b", "-s", "0", "p", NULL};
+    const char *wrong_cmd[] = {"boardtrace", "fetch", "--host", "b", "--capture", "c", NULL};
+    const char *unknown[] = {"boardtrace", "check", "--host", "b", "--password", "x", NULL};
+    const char *no_cmd[] = {"boardtrace", "upload", NULL};
+    const char **all[] = {no_program, bad_env, no_equals, bad_seconds, wrong_cmd, unknown, no_cmd};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
+        assert_int_equal(parse(&o, all[i]), BTD_EXIT_USAGE);
+        btd_args_free(&o);
+    }
+}
+
+static void fetch_takes_an_optional_remote_path(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    const char *with[] = {"boardtrace", "fetch", "--host", "b", "-o", "t.tracy", "/tmp/x", NULL};
+    assert_int_equal(parse(&o, with), 0);
+    assert_string_equal(o.remote_path, "/tmp/x");
+    assert_string_equal(o.output, "t.tracy");
+    btd_args_free(&o);
+    const char *without[] = {"boardtrace", "fetch", "--host", "b", NULL};
+    assert_int_equal(parse(&o, without), 0);
+    assert_null(o.remote_path);
+    btd_args_free(&o);
+}
+
+static void help_lists_every_option_and_exit_status(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&text, &len);
+    FILE *saved = stdout;
+    stdout = mem;
+    const char *argv[] = {"boardtrace", "--help", NULL};
+    int rc = parse(&o, argv);
+    stdout = saved;
+    fclose(mem);
+    assert_int_equal(rc, 1);
+    static const char *const options[] = {
+        "--host",
+        "--identity",
+        "--ssh-config",
+        "--known-hosts",
+        "--accept-new-host-key",
+        "--no-sftp",
+        "--verbose",
+        "--quiet",
+        "--capture",
+        "--output",
+        "--seconds",
+        "--env",
+        "--remote-dir",
+        "--keep",
+        "--ready-timeout",
+        "--local-port",
+        "13 the program exited",
+        "130 interrupted",
+    };
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++)
+        assert_non_null(strstr(text, options[i]));
+    free(text);
+    btd_args_free(&o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(run_takes_options_then_program_then_its_arguments),
+        cmocka_unit_test(the_host_comes_from_the_environment_when_not_given),
+        cmocka_unit_test(usage_errors_exit_with_status_2),
+        cmocka_unit_test(fetch_takes_an_optional_remote_path),
+        cmocka_unit_test(help_lists_every_option_and_exit_status),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
