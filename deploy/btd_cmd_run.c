@@ -117,6 +117,25 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     else
         btd_json_null(&j, "exit_status");
     capture_stats_json(&j, btd_buf_str(&s->capture_log));
+    struct btd_capture_summary sum;
+    btd_capture_summarize(btd_buf_str(&s->capture_log), &sum);
+    btd_json_begin_object(&j, "summary");
+    btd_json_string(&j, "events", sum.events[0] ? sum.events : NULL);
+    btd_json_string(&j, "zones", sum.zones[0] ? sum.zones : NULL);
+    btd_json_string(&j, "frames", sum.frames[0] ? sum.frames : NULL);
+    btd_json_string(&j, "duration", sum.duration[0] ? sum.duration : NULL);
+    btd_json_string(&j, "end", sum.end[0] ? sum.end : NULL);
+    btd_json_end_object(&j);
+    btd_json_begin_array(&j, "output");
+    for (const char *p = btd_buf_str(&s->capture_log); *p;) {
+        const char *nl = strchr(p, '\n');
+        size_t n = nl ? (size_t)(nl - p) : strlen(p);
+        char line[600];
+        snprintf(line, sizeof line, "%.*s", (int)(n < 599 ? n : 599), p);
+        btd_json_string(&j, NULL, line);
+        p += n + (nl ? 1 : 0);
+    }
+    btd_json_end_array(&j);
     btd_json_end_object(&j);
     btd_json_begin_object(&j, "trace");
     btd_json_string(&j, "path", r->pulled ? r->output : NULL);
@@ -158,18 +177,19 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
 static void print_summary(const struct btd_deploy *d, const struct btd_session *s,
                           const struct run_result *r)
 {
-    char size[32], val[128];
+    char size[32];
     btd_format_size((double)r->trace_size, size, sizeof size);
-    const char *events = btd_capture_stat(btd_buf_str(&s->capture_log), "Events", val, sizeof val);
-    if (!events)
-        events = btd_capture_stat(btd_buf_str(&s->capture_log), "Zones", val, sizeof val);
+    struct btd_capture_summary sum;
+    btd_capture_summarize(btd_buf_str(&s->capture_log), &sum);
     printf("\nboardtrace run summary\n");
     printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
-    printf("  events    %s\n", events ? events : "(the capture did not say)");
-    char span[128];
-    const char *duration =
-        btd_capture_stat(btd_buf_str(&s->capture_log), "Time span", span, sizeof span);
-    printf("  duration  %s\n", duration ? duration : "(the capture did not say)");
+    printf("  events    %s", sum.events[0] ? sum.events : "-");
+    if (sum.zones[0] || sum.frames[0])
+        printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
+               sum.frames[0] ? sum.frames : "-");
+    printf("\n  duration  %s\n", sum.duration[0] ? sum.duration : "(the capture did not say)");
+    if (sum.end[0])
+        printf("  capture   %s\n", sum.end);
     printf("  trace     %s (%s, %" PRIu64 " bytes, SHA-256 verified)\n", r->output, size,
            r->trace_size);
     printf("  record    %s\n", r->record_path);

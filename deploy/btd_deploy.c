@@ -17,6 +17,9 @@
 #ifndef BTD_SOURCE_DIR
 #define BTD_SOURCE_DIR ""
 #endif
+#ifndef BTD_BINARY_DIR
+#define BTD_BINARY_DIR ""
+#endif
 #ifndef BTD_INSTALL_PREFIX
 #define BTD_INSTALL_PREFIX "/usr/local"
 #endif
@@ -91,11 +94,14 @@ int btd_binary_load(struct btd_binary *b, const char *path, const char *role)
 
 int btd_find_capture(const char *arch, char *out, size_t outlen)
 {
-    char tried[6][1200];
+    char tried[8][1200];
     int n = 0;
     const char *env = getenv("BOARDTRACE_CAPTURE_DIR");
     if (env && env[0])
         snprintf(tried[n++], sizeof tried[0], "%s/%s/boardtrace-capture", env, arch);
+    if (BTD_BINARY_DIR[0])
+        snprintf(tried[n++], sizeof tried[0], "%s/cross/%s/tools/capture/boardtrace-capture",
+                 BTD_BINARY_DIR, arch);
     if (BTD_SOURCE_DIR[0])
         snprintf(tried[n++], sizeof tried[0], "%s/build/%s/tools/capture/boardtrace-capture",
                  BTD_SOURCE_DIR, arch);

@@ -94,6 +94,49 @@ const char *btd_capture_stat(const char *log, const char *key, char *out, size_t
     return found;
 }
 
+/* The number just before WORD in LINE ("22689 events"), or "". */
+static void number_before(const char *line, const char *word, char *out, size_t outlen)
+{
+    out[0] = '\0';
+    const char *w = strstr(line, word);
+    if (!w || w == line || w[-1] != ' ')
+        return;
+    const char *end = w - 1, *start = end;
+    while (start > line && (start[-1] == '.' || (start[-1] >= '0' && start[-1] <= '9')))
+        start--;
+    if (start < end)
+        snprintf(out, outlen, "%.*s", (int)(end - start), start);
+}
+
+void btd_capture_summarize(const char *log, struct btd_capture_summary *sum)
+{
+    memset(sum, 0, sizeof *sum);
+    btd_capture_stat(log, "Zones", sum->zones, sizeof sum->zones);
+    btd_capture_stat(log, "Frames", sum->frames, sizeof sum->frames);
+    btd_capture_stat(log, "Time span", sum->duration, sizeof sum->duration);
+    btd_capture_stat(log, "Events", sum->events, sizeof sum->events);
+    for (const char *p = log; p && *p;) {
+        const char *nl = strchr(p, '\n');
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(nl ? nl - p : (long)strlen(p)), p);
+        p = nl ? nl + 1 : NULL;
+        const char *ev = strstr(line, " events, ");
+        const char *colon = strstr(line, ": ");
+        if (!ev || !colon || colon > ev)
+            continue;
+        number_before(line, "events, ", sum->events, sizeof sum->events);
+        number_before(line, "zones, ", sum->zones, sizeof sum->zones);
+        number_before(line, "frames, ", sum->frames, sizeof sum->frames);
+        const char *fr = strstr(line, " frames, ");
+        double secs;
+        if (fr && sscanf(fr + 9, "%lf s,", &secs) == 1)
+            snprintf(sum->duration, sizeof sum->duration, "%.2f s", secs);
+        const char *comma = strchr(colon, ',');
+        if (comma)
+            snprintf(sum->end, sizeof sum->end, "%.*s", (int)(comma - colon - 2), colon + 2);
+    }
+}
+
 static void report(struct btd_session *s, const char *ev)
 {
     const char *arg = strchr(ev, ' ');

@@ -36,6 +36,20 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
 int btd_session_wait(struct btd_session *s);
 void btd_session_free(struct btd_session *s);
 
+/* What the capture said at the end, from either upstream tracy-capture's
+ * "Frames: N / Time span: T / Zones: N" lines or boardtrace-capture's
+ * "FILE: complete, N events, N zones, N frames, T s, ..." line. Fields it did
+ * not say stay "". */
+struct btd_capture_summary {
+    char events[32];
+    char zones[32];
+    char frames[32];
+    char duration[64];
+    char end[64]; /* boardtrace-capture: complete, client disconnected, ... */
+};
+
+void btd_capture_summarize(const char *log, struct btd_capture_summary *sum);
+
 /* The value of the last "KEY: value" line of the capture's output, or NULL. */
 const char *btd_capture_stat(const char *log, const char *key, char *out, size_t outlen);
 

@@ -189,6 +189,28 @@ static void capture_statistics_take_the_last_value_after_carriage_returns(void *
     assert_null(btd_capture_stat(log, "Frames", v, sizeof v));
 }
 
+static void capture_summaries_read_both_capture_formats(void **state)
+{
+    (void)state;
+    struct btd_capture_summary sum;
+    btd_capture_summarize("trace.tracy: complete, 22374 events, 1550 zones, 50 frames, 0.79 s, "
+                          "received 116.6 KiB, wrote 62.0 KiB, memory 12.0 MiB\n",
+                          &sum);
+    assert_string_equal(sum.events, "22374");
+    assert_string_equal(sum.zones, "1550");
+    assert_string_equal(sum.frames, "50");
+    assert_string_equal(sum.duration, "0.79 s");
+    assert_string_equal(sum.end, "complete");
+    /* Upstream tracy-capture. */
+    btd_capture_summarize("Connecting to 127.0.0.1:8086...\n\nFrames: 12\nTime span: 3.2 s\n"
+                          "Zones: 4,321\nElapsed time: 3.4 s\nSaving trace... done!\n",
+                          &sum);
+    assert_string_equal(sum.events, "");
+    assert_string_equal(sum.zones, "4,321");
+    assert_string_equal(sum.frames, "12");
+    assert_string_equal(sum.duration, "3.2 s");
+}
+
 static void json_strings_escape_quotes_controls_and_newlines(void **state)
 {
     (void)state;
@@ -216,6 +238,7 @@ int main(void)
         cmocka_unit_test(the_board_probe_answer_is_understood),
         cmocka_unit_test(a_failed_folder_is_reported_not_guessed),
         cmocka_unit_test(capture_statistics_take_the_last_value_after_carriage_returns),
+        cmocka_unit_test(capture_summaries_read_both_capture_formats),
         cmocka_unit_test(json_strings_escape_quotes_controls_and_newlines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

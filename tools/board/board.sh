@@ -3,7 +3,7 @@
 # 127.0.0.1 whose sessions run a static riscv64 busybox (built from Debian's
 # source package) through qemu user mode. One command starts, stops, describes.
 #
-# Usage: tools/board/board.sh [--dir DIR] COMMAND
+# Usage: tools/board/board.sh [--dir DIR] COMMAND [--dir DIR]
 #   build              build the riscv64 busybox (cached; done by start too)
 #   start [--no-sftp]  start the board (SFTP on unless --no-sftp)
 #   stop               stop it and keep its keys
@@ -11,9 +11,10 @@
 #   env                print BOARD_* variables for the shell (port, key, ...)
 #   purge              stop it and delete its state (keys, rootfs)
 #
-# DIR (default $BOARDTRACE_BOARD_DIR or <repo>/build/.board/board) holds the
-# board's state, private (0700). The busybox build is cached in
-# $BOARDTRACE_BOARD_CACHE (default <repo>/build/.board), shared by all boards.
+# DIR (or --state DIR; default $BOARDTRACE_BOARD_DIR, else
+# <repo>/build/.board/board) holds the board's state, private (0700). The
+# busybox build is cached in $BOARDTRACE_BOARD_CACHE (default
+# <repo>/build/.board), shared by all boards.
 set -eu
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,7 +31,7 @@ die() {
 }
 
 usage() {
-    sed -n '7,14p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '/^# Usage/,/^#   purge/p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
@@ -233,25 +234,46 @@ cmd_stop() {
     rm -f "$dir/sshd.pid"
 }
 
+# A value quoted for the shell that evals the env output.
+q() {
+    printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
+}
+
 cmd_env() {
     pid_running || die "not running; start it with: $0 start"
     port=$(cat "$dir/port")
     user=$(id -un)
-    printf 'BOARD_HOST=127.0.0.1\nBOARD_PORT=%s\nBOARD_USER=%s\n' "$port" "$user"
-    printf "BOARD_TARGET='%s@127.0.0.1:%s'\n" "$user" "$port"
-    printf "BOARD_KEY='%s'\nBOARD_KNOWN_HOSTS='%s'\n" "$dir/client_ed25519" "$dir/known_hosts"
-    printf "BOARD_ROOTFS='%s'\nBOARD_SFTP=%s\nBOARD_DIR='%s'\n" "$dir/rootfs" "$(cat "$dir/sftp")" "$dir"
+    printf 'BOARD_HOST=127.0.0.1\nBOARD_PORT=%s\nBOARD_USER=%s\n' "$port" "$(q "$user")"
+    printf 'BOARD_TARGET=%s\n' "$(q "$user@127.0.0.1:$port")"
+    printf 'BOARD_KEY=%s\nBOARD_KNOWN_HOSTS=%s\n' "$(q "$dir/client_ed25519")" "$(q "$dir/known_hosts")"
+    printf 'BOARD_ROOTFS=%s\nBOARD_SFTP=%s\nBOARD_DIR=%s\n' "$(q "$dir/rootfs")" "$(cat "$dir/sftp")" "$(q "$dir")"
 }
 
-if [ "${1-}" = --dir ]; then
-    [ $# -ge 2 ] || usage
-    dir=$2
-    shift 2
-fi
+# --dir DIR (or --state DIR) may come before or after the command.
+command=
+set_dir=0
+for a in "$@"; do
+    shift
+    if [ "$set_dir" = 1 ]; then
+        dir=$a
+        set_dir=0
+        continue
+    fi
+    case $a in
+    --dir | --state) set_dir=1 ;;
+    --dir=* | --state=*) dir=${a#*=} ;;
+    *)
+        if [ -z "$command" ]; then
+            command=$a
+        else
+            set -- "$@" "$a"
+        fi
+        ;;
+    esac
+done
+[ "$set_dir" = 0 ] || usage
+[ -n "$command" ] || usage
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
-[ $# -ge 1 ] || usage
-command=$1
-shift
 case $command in
 build) build_busybox ;;
 start) cmd_start "$@" ;;

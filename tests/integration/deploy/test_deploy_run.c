@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "deploy_support.h"
@@ -130,6 +132,36 @@ static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
     result_free(&r);
 }
 
+/* Without --capture the board's architecture picks one; the first place
+ * searched is $BOARDTRACE_CAPTURE_DIR/<arch>/boardtrace-capture. */
+static void run_finds_the_default_capture_for_the_boards_architecture(void **state)
+{
+    (void)state;
+    char dir[600], arch_dir[640], path[700], out[600];
+    snprintf(dir, sizeof dir, "%s/captures", work);
+    snprintf(arch_dir, sizeof arch_dir, "%s/riscv64", dir);
+    snprintf(path, sizeof path, "%s/boardtrace-capture", arch_dir);
+    snprintf(out, sizeof out, "%s/default.tracy", work);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(mkdir(arch_dir, 0700), 0);
+    assert_int_equal(symlink(capture, path), 0);
+    setenv("BOARDTRACE_CAPTURE_DIR", dir, 1);
+    const char *argv[16] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    argv[8] = "-o";
+    argv[9] = out;
+    argv[10] = program;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    unsetenv("BOARDTRACE_CAPTURE_DIR");
+    assert_int_equal(r.status, 0);
+    assert_int_equal(file_size(out), 9902);
+    char *json = read_file(strcat(out, ".json"), NULL);
+    assert_non_null(strstr(json, path));
+    free(json);
+    result_free(&r);
+}
+
 static void run_refuses_an_unreadable_program_before_connecting(void **state)
 {
     (void)state;
@@ -161,6 +193,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_pulls_the_trace_verified_with_a_record),
         cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
+        cmocka_unit_test(run_finds_the_default_capture_for_the_boards_architecture),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
