@@ -1,0 +1,40 @@
+# Installs the build into a private prefix, then configures, builds and runs
+# a small consumer project (tests/consumer) that does find_package(boardtrace)
+# and links boardtrace::runtime, as a user's project would.
+# Run as: cmake -DBUILD_DIR=... -DCONSUMER_DIR=... -DWORK_DIR=...
+#               [-DTOOLCHAIN=...] [-DEMULATOR=...] -P check_consumer.cmake
+set(prefix "${WORK_DIR}/consumer-prefix")
+set(build "${WORK_DIR}/consumer-build")
+file(REMOVE_RECURSE "${prefix}" "${build}")
+
+function(run what)
+    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(NOT rc EQUAL 0)
+        message(FATAL_ERROR "${what} failed (${rc}):\n${out}${err}")
+    endif()
+    set(run_output "${out}" PARENT_SCOPE)
+endfunction()
+
+run("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
+foreach(f include/boardtrace/trace.h include/boardtrace/config.h include/tracy/TracyC.h
+          lib/libboardtrace.a lib/cmake/boardtrace/boardtraceConfig.cmake)
+    if(NOT EXISTS "${prefix}/${f}")
+        message(FATAL_ERROR "cmake --install did not install ${f}")
+    endif()
+endforeach()
+
+# boardtrace_DIR names the package directly: a cross toolchain restricts
+# package searches to the target's root path.
+set(args -S "${CONSUMER_DIR}" -B "${build}" -G Ninja
+         "-Dboardtrace_DIR=${prefix}/lib/cmake/boardtrace")
+if(TOOLCHAIN)
+    list(APPEND args "--toolchain=${TOOLCHAIN}")
+endif()
+run("configuring the consumer" ${CMAKE_COMMAND} ${args})
+run("building the consumer" ${CMAKE_COMMAND} --build "${build}")
+run("running the consumer" ${EMULATOR} "${build}/consumer")
+message(STATUS "consumer output: ${run_output}")
+if(NOT run_output MATCHES "consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]")
+    message(FATAL_ERROR "unexpected consumer output: ${run_output}")
+endif()
+file(REMOVE_RECURSE "${prefix}" "${build}")

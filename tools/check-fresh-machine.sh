@@ -1,0 +1,40 @@
+#!/bin/sh
+# Simulates a fresh Debian 12 machine to check that the README's commands work
+# from a clean clone: debootstraps a minimal bookworm system (once) into
+# DIR, clones the current commit into it, and runs the command (default
+# tools/test.sh) inside it as root. Needs root, debootstrap and Debian's
+# archive. Usage: tools/check-fresh-machine.sh DIR [command...]
+set -eu
+
+[ $# -ge 1 ] || { echo "usage: $0 DIR [command...]" >&2; exit 2; }
+root=$1
+shift
+[ $# -gt 0 ] || set -- tools/test.sh
+top=$(cd "$(dirname "$0")/.." && pwd)
+say() { printf 'fresh-machine: %s\n' "$*"; }
+
+if [ ! -x "$root/usr/bin/apt-get" ]; then
+    command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap
+    say "debootstrapping Debian 12 (bookworm, minbase) into $root"
+    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
+fi
+
+mounted=""
+cleanup() {
+    for m in $mounted; do umount -l "$m" 2>/dev/null || true; done
+}
+trap cleanup EXIT INT TERM
+for fs in proc sys dev dev/pts; do
+    mkdir -p "$root/$fs"
+    mount --bind "/$fs" "$root/$fs"
+    mounted="$root/$fs $mounted"
+done
+cp /etc/resolv.conf "$root/etc/resolv.conf"
+
+# A fresh machine has git to clone with; nothing else is preinstalled here.
+chroot "$root" sh -c 'command -v git >/dev/null || { apt-get update -qq && apt-get install -y -qq git ca-certificates >/dev/null; }'
+rm -rf "$root/root/boardtrace"
+git clone -q "$top" "$root/root/boardtrace"
+say "running '$*' in a fresh clone inside $root"
+chroot "$root" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
+    TERM=dumb sh -c 'cd /root/boardtrace && "$@"' sh "$@"
