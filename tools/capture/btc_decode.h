@@ -79,10 +79,20 @@ int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc
 int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_event_fn fn,
                        void *ctx, char *err, size_t errlen);
 
-/* Client ticks to ns since initBegin, as upstream converts them. */
+/* Client ticks to ns since initBegin, as upstream converts them; wraps and
+ * saturates instead of overflowing on hostile input. */
+static inline int64_t btc_ticks_to_ns(double timer_mul, int64_t init_begin, int64_t ticks)
+{
+    double ns = (double)(int64_t)((uint64_t)ticks - (uint64_t)init_begin) * timer_mul;
+    if (!(ns > -4e18))
+        return ns != ns ? 0 : -(int64_t)4e18;
+    if (ns > 4e18)
+        return (int64_t)4e18;
+    return (int64_t)ns;
+}
 static inline int64_t btc_decoder_ns(const struct btc_decoder *d, int64_t ticks)
 {
-    return (int64_t)((double)(ticks - d->init_begin) * d->timer_mul);
+    return btc_ticks_to_ns(d->timer_mul, d->init_begin, ticks);
 }
 
 #endif

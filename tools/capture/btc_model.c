@@ -316,14 +316,20 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
     struct btc_thread *t = thread_at(m, ti);
     if (t->stack.len >= 65535)
         return failf(ev, err, errlen, "zones nested deeper than 65535 on thread %" PRIu64, t->tid);
+    if (with_callstack && !t->pending_callstack)
+        return failf(ev, err, errlen, "expected a Callstack event before this zone");
+    /* Everything is checked before anything changes, so a refused zone
+     * leaves no trace in the spool. */
+    if (!btc_vec_push(&t->stack))
+        return nomem(err, errlen);
+    t->stack.len--;
     struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
-    if (parent) {
-        if (ev->time < parent->start)
-            return failf(ev, err, errlen,
-                         "zone begins at %" PRId64 " ns, before its parent (%" PRId64 " ns)",
-                         ev->time, parent->start);
+    if (parent && ev->time < parent->start)
+        return failf(ev, err, errlen,
+                     "zone begins at %" PRId64 " ns, before its parent (%" PRId64 " ns)", ev->time,
+                     parent->start);
+    if (parent)
         parent->children++;
-    }
     struct btc_zone_rec rec = {.thread = (uint32_t)ti,
                                .srcloc = srcloc,
                                .depth = (uint16_t)t->stack.len,
@@ -334,16 +340,12 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
         snprintf(err, errlen, "cannot write the zone spool");
         return BTC_ERR_IO;
     }
-    struct btc_open_zone *z = btc_vec_push(&t->stack);
-    if (!z)
-        return nomem(err, errlen);
+    struct btc_open_zone *z = btc_vec_push(&t->stack); /* capacity reserved above */
     z->rec = idx;
     z->start = ev->time;
     z->validation = t->next_validation;
     t->next_validation = 0;
     if (with_callstack) {
-        if (!t->pending_callstack)
-            return failf(ev, err, errlen, "expected a Callstack event before this zone");
         z->extra.callstack = t->pending_callstack;
         z->has_extra = 1;
         t->pending_callstack = 0;

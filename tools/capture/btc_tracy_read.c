@@ -182,7 +182,7 @@ static double gf64(struct rd *r)
 }
 static int64_t gwto(struct rd *r, int64_t *ref)
 {
-    *ref += (int64_t)g64(r);
+    *ref = (int64_t)((uint64_t)*ref + g64(r));
     return *ref;
 }
 

@@ -100,7 +100,7 @@ static void put_u24(struct fw *w, uint32_t v)
 /* Time written against a running reference (notes 7.2 "WTO"). */
 static void put_wto(struct fw *w, int64_t *ref, int64_t t)
 {
-    put_i64(w, t - *ref);
+    put_u64(w, (uint64_t)t - (uint64_t)*ref);
     *ref = t;
 }
 static void put_str(struct fw *w, const char *s, size_t n)
@@ -121,7 +121,7 @@ static void put_strref_idx(struct fw *w, int64_t idx)
 
 static int64_t welcome_ns(const struct btc_welcome *wl, int64_t ticks)
 {
-    return (int64_t)((double)(ticks - wl->init_begin) * wl->timer_mul);
+    return btc_ticks_to_ns(wl->timer_mul, wl->init_begin, ticks);
 }
 
 struct writer {
@@ -558,7 +558,8 @@ static int write_memory(struct writer *wr)
             put_u24(w, e.cs_alloc);
             put_u24(w, e.cs_free);
             put_wto(w, &ref, e.time_alloc);
-            put_i64(w, e.time_free < 0 ? -1 : e.time_free - e.time_alloc);
+            put_u64(w,
+                    e.time_free < 0 ? UINT64_MAX : (uint64_t)e.time_free - (uint64_t)e.time_alloc);
             put_u16(w, e.thread_alloc);
             put_u16(w, e.thread_free);
             if (e.ptr + e.size > high)
@@ -675,7 +676,7 @@ static int write_payload(struct writer *wr)
     put_u8(w, (uint8_t)wr->version);
     if (wr->version < BTC_FILE_VERSION_0_14_0)
         put_i64(w, 0); /* delay, dropped in 0.12.3 */
-    put_i64(w, (int64_t)((double)wl->resolution * wl->timer_mul));
+    put_i64(w, btc_ticks_to_ns(wl->timer_mul, 0, (int64_t)wl->resolution));
     put_f64(w, wl->timer_mul);
     int64_t init_end = welcome_ns(wl, wl->init_end);
     put_i64(w, m->last_time > init_end ? m->last_time : init_end);

@@ -43,7 +43,8 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
     fputs("{\"ph\":\"X\",\"name\":", c->out);
     json_string(c->out, name);
     fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"dur\":%.3f", t->pid,
-            z->thread_id, (double)z->start / 1000.0, (double)(z->end - z->start) / 1000.0);
+            z->thread_id, (double)z->start / 1000.0,
+            (double)(int64_t)((uint64_t)z->end - (uint64_t)z->start) / 1000.0);
     if (loc) {
         fputs(",\"args\":{\"file\":", c->out);
         json_string(c->out, btc_trace_string(t, loc->file));

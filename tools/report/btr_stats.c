@@ -27,16 +27,16 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
 {
     (void)t;
     struct agg *a = ctx;
-    if (z->end < 0 || z->end <= z->start || z->srcloc == 0)
+    int64_t d = (int64_t)((uint64_t)z->end - (uint64_t)z->start);
+    if (z->end < 0 || z->end <= z->start || d <= 0 || z->srcloc == 0)
         return 0;
     struct btr_zone_stat *s = z->srcloc > 0 ? slot(&a->by_static, (size_t)z->srcloc)
                                             : slot(&a->by_payload, (size_t)(-(int)z->srcloc));
     if (!s)
         return BTC_ERR_NOMEM;
-    int64_t d = z->end - z->start;
     s->srcloc = z->srcloc;
     s->count++;
-    s->total_ns += d;
+    s->total_ns = (int64_t)((uint64_t)s->total_ns + (uint64_t)d);
     s->sum_sq += (double)d * (double)d;
     if (d < s->min_ns)
         s->min_ns = d;
