@@ -35,6 +35,7 @@ struct session {
     int fd;
     struct bt_encoder enc;
     int64_t serial_last;
+    int64_t serial_step; /* ticks that make at least 1 ns on the server */
     uint8_t queries[BT_QUERY_SIZE * 512];
     size_t queries_len;
     int stop;       /* Terminate query, or the socket failed */
@@ -280,8 +281,10 @@ static size_t drain_thread(struct session *s, struct bt_thread *t, int discard)
 }
 
 /* Serial events in reservation order, up to `limit`; times are made strictly
- * increasing so that per-pool alloc order and alloc-before-free hold on the
- * server even when two threads read the clock out of order. */
+ * increasing, by at least one nanosecond as the server converts them, so
+ * per-pool alloc order and alloc-before-free hold there even when two threads
+ * read the clock out of order or the clock is coarse (an alloc and its free
+ * at the same nanosecond trip an assert in upstream's memory plot). */
 static size_t drain_serial(struct session *s, uint64_t limit, int discard)
 {
     struct bt_serial *q = &bt_rt.serial;
@@ -297,8 +300,8 @@ static size_t drain_serial(struct session *s, uint64_t limit, int discard)
             continue;
         }
         int64_t t = slot->u.ev.time;
-        if (t <= s->serial_last)
-            t = s->serial_last + 1;
+        if (t < s->serial_last + s->serial_step)
+            t = s->serial_last + s->serial_step;
         s->serial_last = t;
         unsigned nframes = slot->u.ev.frames;
         if (nframes) {
@@ -415,7 +418,8 @@ static size_t drain(struct session *s, int discard)
     return did;
 }
 
-static void welcome_build(uint8_t *w)
+/* Fills the welcome message; returns the timer multiplier it announces. */
+static double welcome_build(uint8_t *w)
 {
     memset(w, 0, BT_WELCOME_SIZE);
     int64_t ns = bt_timer_reference_ns();
@@ -447,6 +451,7 @@ static void welcome_build(uint8_t *w)
     bt_wire_put_u32(w + BT_WELCOME_OFF_CPU_ID, cpu_id);
     bt_host_program_name((char *)w + BT_WELCOME_OFF_PROGRAM_NAME, BT_WELCOME_PROGRAM_NAME_SIZE - 1);
     bt_host_info((char *)w + BT_WELCOME_OFF_HOST_INFO, BT_WELCOME_HOST_INFO_SIZE - 1);
+    return mul;
 }
 
 /* Reads the shibboleth and the version; 0 when this is a Tracy server
@@ -496,11 +501,12 @@ static void session_run(struct session *s)
 {
     uint8_t hello[1 + BT_WELCOME_SIZE];
     hello[0] = BT_HANDSHAKE_WELCOME;
-    welcome_build(hello + 1);
+    double mul = welcome_build(hello + 1);
     if (bt_net_write_all(s->fd, hello, sizeof(hello)) != 0)
         return;
     bt_encoder_reset(&s->enc);
-    s->serial_last = INT64_MIN;
+    s->serial_step = mul > 0 && mul < 1.0 ? (int64_t)(1.0 / mul) + 1 : 1;
+    s->serial_last = INT64_MIN / 2;
     s->queries_len = 0;
     s->stop = 0;
     s->disconnect = 0;

@@ -2,7 +2,7 @@
  * argument, each emitting a known number of every event kind through
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
- * callstacks, linger, idle. */
+ * callstacks, bursts, linger, idle. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -176,6 +176,29 @@ static int scenario_callstacks(void)
     return 0;
 }
 
+/* Back-to-back allocation/free pairs: with a coarse clock both often read the
+ * same tick, yet the server must see every free after its allocation. */
+static void *burst_worker(void *arg)
+{
+    char *block = arg;
+    for (int i = 0; i < 20000; i++) {
+        BT_ALLOC(block + (i % 8), 1);
+        BT_FREE(block + (i % 8));
+    }
+    return NULL;
+}
+
+static int scenario_bursts(void)
+{
+    static char blocks[2][8];
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&th[i], NULL, burst_worker, blocks[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(th[i], NULL);
+    return 0;
+}
+
 /* Emits a little, then keeps running until stdin closes. */
 static int scenario_linger(void)
 {
@@ -200,6 +223,8 @@ int main(int argc, char **argv)
         return scenario_drop(atol(argv[2]), argc > 3);
     if (strcmp(what, "callstacks") == 0)
         return scenario_callstacks();
+    if (strcmp(what, "bursts") == 0)
+        return scenario_bursts();
     if (strcmp(what, "linger") == 0)
         return scenario_linger();
     if (strcmp(what, "idle") == 0)

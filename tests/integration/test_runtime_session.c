@@ -374,6 +374,23 @@ static void the_demo_emits_exactly_what_it_reports(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void every_free_arrives_after_its_allocation_even_in_bursts(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"bursts", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port); /* fails on a free at its allocation's ns */
+#if BT_TRACING_MODE >= 2
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 40000);
+    assert_int_equal(bt_ts_pool_frees(&s, NULL), 40000);
+#endif
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 {
     (void)state;
@@ -690,6 +707,8 @@ int main(int argc, char **argv)
                                   kill_leftover_child),
         cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),
         cmocka_unit_test_teardown(the_demo_emits_exactly_what_it_reports, kill_leftover_child),
+        cmocka_unit_test_teardown(every_free_arrives_after_its_allocation_even_in_bursts,
+                                  kill_leftover_child),
         cmocka_unit_test_teardown(callstacks_are_canonical_and_every_frame_is_answered,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(a_wrong_protocol_version_gets_mismatch, kill_leftover_child),

@@ -427,6 +427,12 @@ static void callstack_payload(struct bt_test_server *s, const uint8_t *p, size_t
     }
 }
 
+/* A client time as the server stores it: ns since initBegin. */
+static int64_t server_ns(const struct bt_test_server *s, int64_t time)
+{
+    return (int64_t)((double)(time - s->init_begin) * s->timer_mul);
+}
+
 static void memory_event(struct bt_test_server *s, const uint8_t *p, int64_t time, uint64_t pool,
                          int alloc)
 {
@@ -448,7 +454,7 @@ static void memory_event(struct bt_test_server *s, const uint8_t *p, int64_t tim
         uint64_t *live = bt_ts_map_get(&s->live, live_key, 1);
         if (*live && !(s->flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS))
             fail(s, "allocation of a live pointer 0x%llx", (unsigned long long)ptr);
-        *live = 1;
+        *live = 1 + (uint64_t)server_ns(s, time); /* nonzero: live */
         (*bt_ts_map_get(&s->pool_allocs, pool, 1))++;
     } else {
         if (ptr == 0)
@@ -456,6 +462,10 @@ static void memory_event(struct bt_test_server *s, const uint8_t *p, int64_t tim
         uint64_t *live = bt_ts_map_get(&s->live, live_key, 0);
         if ((!live || !*live) && !(s->flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS))
             fail(s, "free of unknown pointer 0x%llx", (unsigned long long)ptr);
+        /* upstream's memory plot asserts when a free shares its alloc's ns */
+        if (live && *live && (uint64_t)server_ns(s, time) + 1 <= *live)
+            fail(s, "free of 0x%llx at the nanosecond of its allocation or before",
+                 (unsigned long long)ptr);
         if (live)
             *live = 0;
         (*bt_ts_map_get(&s->pool_frees, pool, 1))++;
