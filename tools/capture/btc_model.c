@@ -351,6 +351,7 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
         t->pending_callstack = 0;
     }
     t->zones++;
+    t->top_zones += parent == NULL;
     m->zone_count++;
     if (srcloc > 0)
         ((uint64_t *)m->srcloc_zone_counts.data)[srcloc - 1]++;

@@ -90,6 +90,7 @@ struct btc_thread {
     uint64_t tid;
     int64_t name; /* string index, -1 unknown */
     uint64_t zones;
+    uint64_t top_zones; /* zones begun with no zone open */
     uint64_t child_lists;
     uint64_t messages;
     struct btc_vec stack; /* struct btc_open_zone */

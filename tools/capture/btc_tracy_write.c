@@ -417,28 +417,7 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
     put_u64(w, child_lists);
     put_u64(w, m->threads.len);
 
-    /* Top-level zone count per thread, from one pass over the zone spool. */
-    uint64_t *top = calloc(m->threads.len + 1, sizeof *top);
-    if (!top)
-        return BTC_ERR_NOMEM;
-    struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, &m->zones) < 0) {
-        free(top);
-        return io_fail(wr, "zone");
-    }
-    const uint8_t *p;
-    int rc;
-    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-        struct btc_zone_rec z;
-        memcpy(&z, p, sizeof z);
-        if (z.depth == 0 && z.thread < m->threads.len)
-            top[z.thread]++;
-    }
-    btc_spool_reader_close(&r);
-    if (rc < 0) {
-        free(top);
-        return io_fail(wr, "zone");
-    }
+    int rc = BTC_OK;
     for (size_t i = 0; i < m->threads.len && !rc; i++) {
         struct btc_thread *t = btc_vec_at(&m->threads, i);
         put_u64(w, t->tid);
@@ -446,7 +425,7 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, 0); /* kernel samples */
         put_u8(w, 0);  /* not a fiber */
         put_u32(w, 0); /* group hint */
-        rc = write_timeline(wr, (uint32_t)i, top[i]);
+        rc = write_timeline(wr, (uint32_t)i, t->top_zones);
         put_u64(w, t->messages);
         for (uint64_t k = 0; k < m->msgs.count; k++)
             if (msgs[k].thread == i)
@@ -454,7 +433,6 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, 0); /* context-switch samples */
         put_u64(w, 0); /* samples */
     }
-    free(top);
     return rc;
 }
 
