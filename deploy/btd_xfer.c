@@ -115,6 +115,8 @@ int btd_upload(struct btd_conn *c, const struct btd_xfer_options *o, const char 
     btd_progress_finish(&u.progress, rc == 0);
     if (rc == 0)
         btd_sha256_hex(&u.sha, sha);
+    else
+        btd_sha256_discard(&u.sha);
     return rc;
 }
 
@@ -363,7 +365,6 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
     char part[4096];
     snprintf(part, sizeof part, "%s.part", local);
     struct pull_state p = {0};
-    btd_sha256_init(&p.sha);
     p.fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (p.fd < 0) {
         btd_error("cannot write %s: %s", part, strerror(errno));
@@ -372,6 +373,7 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
     }
     struct stat st;
     fstat(p.fd, &st);
+    btd_sha256_init(&p.sha);
     if (resume && st.st_size > 0 && (uint64_t)st.st_size <= size) {
         /* Hash what is already here so the whole file is verified at the end. */
         char buf[65536];
@@ -383,6 +385,7 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         btd_note("resuming %s at byte %" PRIu64 " of %" PRIu64, part, p.have, size);
     } else if (ftruncate(p.fd, 0) != 0) {
         btd_error("cannot truncate %s: %s", part, strerror(errno));
+        btd_sha256_discard(&p.sha);
         close(p.fd);
         digest_end(c, &job, want, err, sizeof err);
         return BTD_EXIT_OUTPUT;
@@ -407,6 +410,7 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         btd_error("pulling %s from %s stopped at byte %" PRIu64 " of %" PRIu64 ": %s; "
                   "the part received is kept in %s for a resumed fetch",
                   remote, c->where, p.have, size, err, part);
+        btd_sha256_discard(&p.sha);
         close(p.fd);
         if (ssh_is_connected(c->session))
             digest_end(c, &job, want, err, sizeof err);
@@ -414,6 +418,7 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
     }
     if (digest_end(c, &job, want, err, sizeof err) != 0) {
         btd_error("verifying %s: %s; the data is kept in %s", remote, err, part);
+        btd_sha256_discard(&p.sha);
         close(p.fd);
         return BTD_EXIT_PULL;
     }
@@ -421,7 +426,8 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
     btd_sha256_hex(&p.sha, got);
     if (p.have != size || strcmp(got, want) != 0) {
         btd_error("pulled %s does not match the board's file: expected %" PRIu64
-                  " bytes with SHA-256 %s, found %" PRIu64 " bytes with %s; removed %s",
+                  " bytes with SHA-256 %s, found %" PRIu64 " bytes with %s; removed %s (pull "
+                  "again to start from the beginning)",
                   remote, size, want, p.have, got, part);
         close(p.fd);
         unlink(part);
