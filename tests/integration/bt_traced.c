@@ -2,13 +2,14 @@
  * argument, each emitting a known number of every event kind through
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
- * callstacks, bursts, linger, idle. */
+ * callstacks, bursts, sleep, linger, idle. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <boardtrace/trace.h>
@@ -199,6 +200,16 @@ static int scenario_bursts(void)
     return 0;
 }
 
+/* One zone around a 300 ms sleep: the capture checks the timer calibration. */
+static int scenario_sleep(void)
+{
+    BT_ZONE_N(z, "sleep", 1);
+    struct timespec ts = {0, 300000000};
+    nanosleep(&ts, NULL);
+    BT_ZONE_END(z);
+    return 0;
+}
+
 /* Emits a little, then keeps running until stdin closes. */
 static int scenario_linger(void)
 {
@@ -223,6 +234,8 @@ int main(int argc, char **argv)
         return scenario_drop(atol(argv[2]), argc > 3);
     if (strcmp(what, "callstacks") == 0)
         return scenario_callstacks();
+    if (strcmp(what, "sleep") == 0)
+        return scenario_sleep();
     if (strcmp(what, "bursts") == 0)
         return scenario_bursts();
     if (strcmp(what, "linger") == 0)

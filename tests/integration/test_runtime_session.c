@@ -418,6 +418,44 @@ static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void the_timer_is_calibrated_to_nanoseconds(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"sleep", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    double ms = (double)s.longest_zone * s.timer_mul / 1e6;
+    if (ms < 295.0 || ms > 450.0) /* a busy machine may oversleep, never undersleep */
+        fail_msg("a 300 ms sleep measured %.2f ms (timerMul %g)", ms, s.timer_mul);
+    assert_true(bt_wire_get_u64(s.welcome + BT_WELCOME_OFF_RESOLUTION) > 0);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+static void only_ipv4_listens_on_ipv4_alone(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"linger", NULL};
+    const char *env[] = {"TRACY_ONLY_IPV4=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+    struct bt_test_server v6;
+    assert_int_not_equal(bt_ts_connect(&v6, "::1", port, 300), 0);
+    bt_ts_close(&v6);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    bt_ts_close(&s);
+    close(c.in);
+    c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void a_wrong_protocol_version_gets_mismatch(void **state)
 {
     (void)state;
@@ -711,6 +749,8 @@ int main(int argc, char **argv)
                                   kill_leftover_child),
         cmocka_unit_test_teardown(callstacks_are_canonical_and_every_frame_is_answered,
                                   kill_leftover_child),
+        cmocka_unit_test_teardown(the_timer_is_calibrated_to_nanoseconds, kill_leftover_child),
+        cmocka_unit_test_teardown(only_ipv4_listens_on_ipv4_alone, kill_leftover_child),
         cmocka_unit_test_teardown(a_wrong_protocol_version_gets_mismatch, kill_leftover_child),
         cmocka_unit_test_teardown(a_second_capture_gets_not_available, kill_leftover_child),
         cmocka_unit_test_teardown(with_no_exit_the_program_waits_for_a_capture,

@@ -366,6 +366,8 @@ static void zone_end(struct bt_test_server *s, int64_t time)
         return;
     }
     int64_t begin = t->open_begin[--t->depth];
+    if (time - begin > s->longest_zone)
+        s->longest_zone = time - begin;
     if (time < begin)
         fail(s, "zone ends at %lld before it begins at %lld", (long long)time, (long long)begin);
 }

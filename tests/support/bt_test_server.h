@@ -106,6 +106,7 @@ struct bt_test_server {
     uint64_t lock_announces, lock_waits, lock_obtains, lock_releases, lock_names;
     uint64_t events, frames_received, bytes_received;
     uint64_t canonical_violations;
+    int64_t longest_zone; /* ticks */
     int terminate_seen;
     int done; /* ServerQueryTerminate sent */
 
