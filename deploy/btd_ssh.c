@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <libssh/callbacks.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,7 +244,14 @@ int btd_conn_open(struct btd_conn *c, const struct btd_connect_options *o)
 
     char *user = NULL, *host = NULL;
     unsigned int port = 22;
-    ssh_options_get(s, SSH_OPTIONS_USER, &user);
+    if (ssh_options_get(s, SSH_OPTIONS_USER, &user) != SSH_OK || !user) {
+        /* Neither the target nor the config named a user: ssh's default. */
+        struct passwd *pw = getpwuid(getuid());
+        if (pw) {
+            ssh_options_set(s, SSH_OPTIONS_USER, pw->pw_name);
+            ssh_options_get(s, SSH_OPTIONS_USER, &user);
+        }
+    }
     ssh_options_get(s, SSH_OPTIONS_HOST, &host);
     ssh_options_get_port(s, &port);
     snprintf(c->user, sizeof c->user, "%s", user ? user : "");

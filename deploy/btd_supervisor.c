@@ -44,8 +44,7 @@ static const char script_capture[] =
     "rp=$!\n"
     "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null &\n"
     "cp=$!\n"
-    "n=0\n"
-    "while [ $n -lt 3 ] && alive $cp; do sleep 0.1; n=$((n+1)); done\n"
+    "alive $cp && sleep 0.2\n"
     "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; exit 0; fi\n"
     "say capture-started $cp\n";
 

@@ -121,6 +121,28 @@ static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
     result_free(&r);
 }
 
+static void a_key_the_board_does_not_accept_is_refused(void **state)
+{
+    (void)state;
+    char key[600];
+    snprintf(key, sizeof key, "%s/stranger", work);
+    char *argv[] = {"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key, NULL};
+    struct result g;
+    assert_int_equal(run_command(argv, work, 30, &g), 0);
+    result_free(&g);
+    /* Without an agent, only this key and the default files can be tried. */
+    const char *bt[] = {boardtrace, "check",         "--host",          board.target, "-i",
+                        key,        "--known-hosts", board.known_hosts, NULL};
+    unsetenv("SSH_AUTH_SOCK");
+    struct result r;
+    assert_int_equal(run_command((char *const *)bt, work, 60, &r), 0);
+    assert_int_equal(r.status, 6);
+    assert_non_null(strstr(r.err, "authentication"));
+    assert_non_null(strstr(r.err, key));
+    assert_non_null(strstr(r.err, "never takes passwords"));
+    result_free(&r);
+}
+
 static void an_x86_64_program_is_refused_before_upload_naming_both(void **state)
 {
     (void)state;
@@ -278,6 +300,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(an_unknown_host_key_is_refused_with_its_fingerprint),
         cmocka_unit_test(accept_new_host_key_records_an_unknown_key),
         cmocka_unit_test(a_changed_host_key_is_refused_even_with_accept_new),
+        cmocka_unit_test(a_key_the_board_does_not_accept_is_refused),
         cmocka_unit_test(an_x86_64_program_is_refused_before_upload_naming_both),
         cmocka_unit_test(arguments_and_environment_arrive_literally),
         cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
