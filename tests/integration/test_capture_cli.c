@@ -18,13 +18,17 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
 #include <cmocka.h>
 
 #include "btc_tracy.h"
 
 extern char **environ;
 
-static const char *data_dir, *capture_bin, *replay_bin;
+static const char *data_dir, *capture_bin, *replay_bin, *demo_bin;
 static char **emulator; /* NULL-terminated prefix for target programs */
 static int nemulator;
 static char tmpdir[] = "/tmp/bt-cli-XXXXXX";
@@ -248,17 +252,65 @@ static void complete_session_exits_0_with_a_summary(void **state)
     assert_int_equal(unended, 0);
 }
 
+static unsigned free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &al), 0);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int count_zones(void *ctx, const struct btc_trace *t, const struct btc_read_zone *z)
+{
+    const struct btc_read_srcloc *s = btc_trace_srcloc(t, z->srcloc);
+    if (s && !strcmp(btc_trace_string(t, s->name), "schedule") && z->end > z->start)
+        (*(uint64_t *)ctx)++;
+    return 0;
+}
+
+/* The runtime's demo, run as a board would run it (TRACY_NO_EXIT=1), is
+ * captured to the end: one "schedule" zone per frame, every zone ended. */
+static void captures_the_boardtrace_demo(void **state)
+{
+    (void)state;
+    char path[4200], port[16];
+    path_in_tmp(path, sizeof path, "demo.tracy");
+    snprintf(port, sizeof port, "%u", free_port());
+    setenv("TRACY_NO_EXIT", "1", 1);
+    setenv("TRACY_PORT", port, 1);
+    const char *dargs[] = {"-f", "40", NULL};
+    struct proc demo = start(demo_bin, dargs);
+    unsetenv("TRACY_NO_EXIT");
+    unsetenv("TRACY_PORT");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "60", NULL};
+    struct proc cap = start(capture_bin, args);
+    assert_int_equal(finish(&cap), 0);
+    assert_int_equal(finish(&demo), 0);
+    struct btc_trace t;
+    char err[512];
+    uint64_t schedule = 0;
+    assert_int_equal(btc_tracy_read(path, &t, count_zones, &schedule, err, sizeof err), 0);
+    assert_int_equal(schedule, 40);
+    assert_true(t.zones > 40);
+    assert_int_equal(t.zones_unended, 0);
+    btc_trace_free(&t);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        fprintf(stderr, "usage: %s DATA_DIR CAPTURE REPLAY [EMULATOR...]\n", argv[0]);
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s DATA_DIR CAPTURE REPLAY DEMO [EMULATOR...]\n", argv[0]);
         return 2;
     }
     data_dir = argv[1];
     capture_bin = argv[2];
     replay_bin = argv[3];
-    emulator = argv + 4;
-    nemulator = argc - 4;
+    demo_bin = argv[4];
+    emulator = argv + 5;
+    nemulator = argc - 5;
     signal(SIGPIPE, SIG_IGN);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
@@ -274,6 +326,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
         cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
+        cmocka_unit_test(captures_the_boardtrace_demo),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (!getenv("BT_KEEP_TEST_FILES")) {

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "boardtrace/wire.h"
+#include "btc_util.h"
 
 struct btc_welcome {
     double timer_mul;

@@ -315,7 +315,9 @@ int main(int argc, char **argv)
     printf("%s: %s, %llu events, %llu zones, %llu frames, %.2f s, received %s, wrote %s, "
            "memory %s\n",
            output, end_text(cap.end), (unsigned long long)s->events, (unsigned long long)s->zones,
-           (unsigned long long)((struct btc_frameset *)btc_vec_at(&cap.model.framesets, 0))->count,
+           /* as upstream counts them: the two frames added at connection too */
+           (unsigned long long)((struct btc_frameset *)btc_vec_at(&cap.model.framesets, 0))->count +
+               2,
            s->elapsed_s, in, out, mem);
     int code = cap.end == BTC_END_STREAM_ERROR ? EXIT_STREAM_ERROR : EXIT_OK;
     btc_capture_free(&cap);

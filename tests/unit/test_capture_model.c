@@ -1,0 +1,215 @@
+/* The capture's event model: zone nesting rules, query budget and order,
+ * source-location answers matched in order, and the end-of-capture rule. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "btc_model.h"
+
+static struct btc_decoder dec;
+static struct btc_model model;
+static char err[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    struct btc_welcome w = {.timer_mul = 1.0};
+    err[0] = 0;
+    if (btc_decoder_init(&dec, &w) < 0)
+        return -1;
+    return btc_model_init(&model, &w, "/tmp", err, sizeof err);
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    btc_model_free(&model);
+    btc_decoder_free(&dec);
+    return 0;
+}
+
+static int feed(const uint8_t *b, size_t n)
+{
+    return btc_decoder_events(&dec, b, n, btc_model_event, &model, err, sizeof err);
+}
+
+static size_t thread_ctx(uint8_t *p, uint32_t tid)
+{
+    p[0] = BT_EV_THREAD_CONTEXT;
+    bt_wire_put_u32(p + 1, tid);
+    return 5;
+}
+
+static size_t zone_begin(uint8_t *p, uint16_t delta, uint64_t srcloc)
+{
+    p[0] = BT_EV_ZONE_BEGIN16;
+    bt_wire_put_u16(p + 1, delta);
+    bt_wire_put_u64(p + 3, srcloc);
+    return 11;
+}
+
+static size_t zone_end(uint8_t *p, uint16_t delta)
+{
+    p[0] = BT_EV_ZONE_END16;
+    bt_wire_put_u16(p + 1, delta);
+    return 3;
+}
+
+static size_t srcloc_answer(uint8_t *p, uint32_t line)
+{
+    memset(p, 0, 32);
+    p[0] = BT_EV_SOURCE_LOCATION;
+    bt_wire_put_u64(p + 9, 0x900);  /* function */
+    bt_wire_put_u64(p + 17, 0x901); /* file */
+    bt_wire_put_u32(p + 25, line);
+    return 32;
+}
+
+static void zone_end_with_nothing_open_names_the_thread(void **state)
+{
+    (void)state;
+    uint8_t b[16];
+    size_t n = thread_ctx(b, 9);
+    n += zone_end(b + n, 5);
+    assert_int_equal(feed(b, n), BTC_ERR_PROTOCOL);
+    assert_non_null(strstr(err, "stream offset 5: event ZoneEnd16 (27)"));
+    assert_non_null(strstr(err, "no zone open on thread 9"));
+}
+
+static void zone_validation_mismatch_is_an_error(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    size_t n = thread_ctx(b, 1);
+    b[n] = BT_EV_ZONE_VALIDATION;
+    bt_wire_put_u32(b + n + 1, 11);
+    n += 5;
+    n += zone_begin(b + n, 1, 0x100);
+    b[n] = BT_EV_ZONE_VALIDATION;
+    bt_wire_put_u32(b + n + 1, 12);
+    n += 5;
+    n += zone_end(b + n, 1);
+    assert_int_equal(feed(b, n), BTC_ERR_PROTOCOL);
+    assert_non_null(strstr(err, "validation id 12 does not match the open zone's 11"));
+}
+
+static void queries_wait_for_budget(void **state)
+{
+    (void)state;
+    uint8_t b[64], out[16 * BT_QUERY_SIZE];
+    btc_model_set_budget(&model, 1);
+    size_t n = thread_ctx(b, 3);
+    n += zone_begin(b + n, 1, 0x100);
+    n += zone_end(b + n, 1);
+    assert_int_equal(feed(b, n), 0);
+    /* Source location and thread name are queued; the budget lets one go. */
+    assert_int_equal(btc_model_take_queries(&model, out, 16), 1);
+    assert_int_equal(out[0], BT_QUERY_SOURCE_LOCATION);
+    assert_int_equal(bt_wire_get_u64(out + 1), 0x100);
+    assert_int_equal(btc_model_take_queries(&model, out, 16), 0);
+    n = srcloc_answer(b, 7); /* its answer gives the budget back */
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(btc_model_take_queries(&model, out, 16), 1);
+    assert_int_equal(out[0], BT_QUERY_THREAD_STRING);
+    assert_int_equal(bt_wire_get_u64(out + 1), 3);
+    assert_int_equal(btc_model_take_queries(&model, out, 16), 0);
+}
+
+static void source_location_answers_match_queries_in_order(void **state)
+{
+    (void)state;
+    uint8_t b[128];
+    size_t n = thread_ctx(b, 1);
+    n += zone_begin(b + n, 1, 0xA);
+    n += zone_begin(b + n, 1, 0xB);
+    n += zone_end(b + n, 1);
+    n += zone_end(b + n, 1);
+    n += srcloc_answer(b + n, 10);
+    n += srcloc_answer(b + n, 20);
+    assert_int_equal(feed(b, n), 0);
+    const struct btc_srcloc *a = btc_vec_at(&model.srclocs, 0), *c = btc_vec_at(&model.srclocs, 1);
+    assert_int_equal(a->key, 0xA);
+    assert_int_equal(a->line, 10);
+    assert_int_equal(c->key, 0xB);
+    assert_int_equal(c->line, 20);
+    n = srcloc_answer(b, 30);
+    assert_int_equal(feed(b, n), BTC_ERR_PROTOCOL);
+    assert_non_null(strstr(err, "no query outstanding"));
+}
+
+static void capture_completes_after_terminate_with_nothing_pending(void **state)
+{
+    (void)state;
+    uint8_t b[128], out[16 * BT_QUERY_SIZE];
+    size_t n = thread_ctx(b, 2);
+    n += zone_begin(b + n, 1, 0xA);
+    b[n++] = BT_EV_TERMINATE;
+    assert_int_equal(feed(b, n), 0);
+    btc_model_take_queries(&model, out, 16);
+    assert_false(btc_model_complete(&model, &dec)); /* zone open, queries unanswered */
+    n = zone_end(b, 1);
+    n += srcloc_answer(b + n, 1);
+    b[n] = BT_EV_THREAD_NAME;
+    bt_wire_put_u64(b + n + 1, 2);
+    bt_wire_put_u16(b + n + 9, 0);
+    n += 11;
+    assert_int_equal(feed(b, n), 0);
+    assert_false(btc_model_complete(&model, &dec)); /* the srcloc's strings are asked now */
+    btc_model_take_queries(&model, out, 16);
+    n = 0;
+    for (uint64_t key = 0x900; key <= 0x901; key++) {
+        b[n] = BT_EV_STRING_DATA;
+        bt_wire_put_u64(b + n + 1, key);
+        bt_wire_put_u16(b + n + 9, 1);
+        b[n + 11] = 's';
+        n += 12;
+    }
+    assert_int_equal(feed(b, n), 0);
+    assert_true(btc_model_complete(&model, &dec));
+}
+
+static void zones_open_at_the_end_are_kept_unended(void **state)
+{
+    (void)state;
+    uint8_t b[64];
+    size_t n = thread_ctx(b, 4);
+    n += zone_begin(b + n, 1, 0xA);
+    n += zone_begin(b + n, 1, 0xA);
+    n += zone_end(b + n, 1);
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(btc_model_finish(&model), 0);
+    struct btc_spool_reader r;
+    const uint8_t *rec;
+    assert_int_equal(btc_spool_reader_open(&r, &model.zones), 0);
+    struct btc_zone_rec z[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(btc_spool_reader_next(&r, &rec), 1);
+        memcpy(&z[i], rec, sizeof z[i]);
+    }
+    assert_int_equal(btc_spool_reader_next(&r, &rec), 0);
+    btc_spool_reader_close(&r);
+    assert_int_equal(z[0].end, -1);
+    assert_int_equal(z[0].children, 1);
+    assert_int_equal(z[1].end, z[1].start + 1);
+    assert_int_equal(z[1].depth, 1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(zone_end_with_nothing_open_names_the_thread, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(zone_validation_mismatch_is_an_error, setup, teardown),
+        cmocka_unit_test_setup_teardown(queries_wait_for_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(source_location_answers_match_queries_in_order, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(capture_completes_after_terminate_with_nothing_pending,
+                                        setup, teardown),
+        cmocka_unit_test_setup_teardown(zones_open_at_the_end_are_kept_unended, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
