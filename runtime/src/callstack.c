@@ -2,8 +2,8 @@
  * toolchain's runtime (libgcc's _Unwind_Backtrace, driven by .eh_frame, so
  * programs need no frame pointers), or with BOARDTRACE_UNWIND=fp a frame-record
  * walk for programs built with -fno-omit-frame-pointer. Answers name the
- * module and the function from the module's ELF symbol table; no DWARF
- * reader is linked, so file and line are reported as unknown. */
+ * module, the function from the module's ELF symbol table, and the source
+ * file and line from its DWARF line table when it has one (built with -g). */
 #define _GNU_SOURCE
 #include "callstack.h"
 
@@ -20,6 +20,7 @@
 #include <unwind.h>
 
 #include "boardtrace/wire.h"
+#include "dwarf_line.h"
 #include "runtime.h"
 
 #define UNKNOWN "[unknown]"
@@ -141,6 +142,7 @@ struct module {
     uintptr_t bias;
     struct symbol *symbols;
     size_t count;
+    struct bt_line_table lines;
     int loaded;
 };
 
@@ -179,6 +181,42 @@ static int symbol_order(const void *a, const void *b)
     return x->value < y->value ? -1 : x->value > y->value;
 }
 
+/* A section's bytes by name, NULL when absent, empty or compressed. */
+static const uint8_t *section(const uint8_t *base, size_t size, const ElfW(Ehdr) * eh,
+                              const ElfW(Shdr) * sh, const char *name, size_t *len)
+{
+    if (eh->e_shstrndx >= eh->e_shnum)
+        return NULL;
+    const ElfW(Shdr) *names = &sh[eh->e_shstrndx];
+    if (names->sh_offset + names->sh_size > size)
+        return NULL;
+    for (unsigned i = 0; i < eh->e_shnum; i++) {
+        if (sh[i].sh_name >= names->sh_size || sh[i].sh_type == SHT_NOBITS ||
+            (sh[i].sh_flags & SHF_COMPRESSED) || sh[i].sh_offset + sh[i].sh_size > size)
+            continue;
+        const char *n = (const char *)base + names->sh_offset + sh[i].sh_name;
+        if (strncmp(n, name, names->sh_size - sh[i].sh_name) == 0) {
+            *len = sh[i].sh_size;
+            return base + sh[i].sh_offset;
+        }
+    }
+    return NULL;
+}
+
+static void module_load_lines(struct module *m, const uint8_t *base, size_t size,
+                              const ElfW(Ehdr) * eh, const ElfW(Shdr) * sh)
+{
+    struct bt_dwarf_sections s;
+    memset(&s, 0, sizeof(s));
+    s.line = section(base, size, eh, sh, ".debug_line", &s.line_size);
+    if (!s.line)
+        return;
+    s.line_str = section(base, size, eh, sh, ".debug_line_str", &s.line_str_size);
+    s.str = section(base, size, eh, sh, ".debug_str", &s.str_size);
+    /* a unit it cannot read ends the table; the rows before it stay usable */
+    bt_line_table_build(&m->lines, &s);
+}
+
 /* Reads the function symbols of an ELF file (.symtab, else .dynsym). The
  * mapping stays for the life of the process: names point into it. */
 static void module_load(struct module *m)
@@ -202,6 +240,7 @@ static void module_load(struct module *m)
         eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > size)
         return;
     const ElfW(Shdr) *sh = (const ElfW(Shdr) *)(base + eh->e_shoff);
+    module_load_lines(m, base, size, eh, sh);
     const ElfW(Shdr) *table = NULL;
     for (int pass = 0; pass < 2 && !table; pass++) {
         unsigned want = pass == 0 ? SHT_SYMTAB : SHT_DYNSYM;
@@ -260,6 +299,7 @@ static struct module *module_for(uint64_t address)
     if (!free_slot)
         free_slot = &modules[0]; /* more modules than slots: reuse (the first is rare) */
     free(free_slot->symbols);
+    bt_line_table_free(&free_slot->lines);
     memset(free_slot, 0, sizeof(*free_slot));
     snprintf(free_slot->path, sizeof(free_slot->path), "%s", path);
     free_slot->bias = s.bias;
@@ -288,11 +328,28 @@ static const struct symbol *symbol_for(const struct module *m, uint64_t address)
     return s;
 }
 
+/* "dir/name:line" pieces for a module-relative address; "[unknown]", 0 if none. */
+static uint32_t source_for(const struct module *m, uint64_t address, char *file, size_t size)
+{
+    const struct bt_line_file *f;
+    uint32_t line;
+    if (!m || !bt_line_table_find(&m->lines, address - m->bias, &f, &line)) {
+        snprintf(file, size, "%s", UNKNOWN);
+        return 0;
+    }
+    if (f->dir)
+        snprintf(file, size, "%s/%s", f->dir, f->name);
+    else
+        snprintf(file, size, "%s", f->name);
+    return line;
+}
+
 void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address)
 {
     const struct module *m = module_for(address);
     /* a return address points after the call; the call itself is one byte back */
-    const struct symbol *s = symbol_for(m, address ? address - 1 : 0);
+    uint64_t call = address ? address - 1 : 0;
+    const struct symbol *s = symbol_for(m, call);
     const char *image = m ? m->path : UNKNOWN;
     const char *slash = strrchr(image, '/');
     if (slash && slash[1])
@@ -303,12 +360,16 @@ void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address)
         snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)address);
     uint64_t sym_addr = s ? bt_address_canonical(m->bias + s->value) : 0;
     uint32_t sym_len = s ? (uint32_t)(s->size > UINT32_MAX ? UINT32_MAX : s->size) : 0;
+    char file[1024];
+    uint32_t line = source_for(m, call, file, sizeof(file));
     bt_enc_callstack_frame_size(e, address, 1, image, strlen(image));
-    bt_enc_callstack_frame(e, function, strlen(function), UNKNOWN, strlen(UNKNOWN), 0, sym_addr,
+    bt_enc_callstack_frame(e, function, strlen(function), file, strlen(file), line, sym_addr,
                            sym_len);
 }
 
 void bt_callstack_answer_symbol(struct bt_encoder *e, uint64_t address)
 {
-    bt_enc_symbol_information(e, UNKNOWN, strlen(UNKNOWN), 0, address);
+    char file[1024];
+    uint32_t line = source_for(module_for(address), address, file, sizeof(file));
+    bt_enc_symbol_information(e, file, strlen(file), line, address);
 }

@@ -751,6 +751,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
             keep_text(s, text, len);
         if (s->second_len < 0)
             fail(s, "CallstackFrame without a second string");
+        else
+            keep_text(s, s->second, (size_t)s->second_len);
         s->second_len = -1;
         uint64_t sym = bt_wire_get_u64(p + 5);
         if (sym) {
@@ -1032,6 +1034,17 @@ const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid)
 {
     uint64_t v = bt_ts_map_value(&s->thread_names, tid);
     return v ? s->texts[v - 1] : NULL;
+}
+
+int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix)
+{
+    size_t n = strlen(suffix);
+    for (size_t i = 0; i < s->texts_count; i++) {
+        size_t len = strlen(s->texts[i]);
+        if (len >= n && strcmp(s->texts[i] + len - n, suffix) == 0)
+            return 1;
+    }
+    return 0;
 }
 
 int bt_ts_saw_text(const struct bt_test_server *s, const char *text)

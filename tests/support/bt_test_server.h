@@ -135,6 +135,7 @@ const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid);
 const char *bt_ts_string(const struct bt_test_server *s, uint64_t key);
 /* Whether some text (message, app info, zone text) equal to text arrived. */
 int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
+int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix);
 
 /* Map helpers (exposed for tests that keep their own tallies). */
 uint64_t *bt_ts_map_get(struct bt_ts_map *m, uint64_t key, int create);

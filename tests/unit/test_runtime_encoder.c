@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -225,9 +226,12 @@ static void the_frame_walk_follows_this_targets_frame_records(void **state)
     assert_int_equal(bt_callstack_walk_frames(hi + 64, lo, hi, frames, 8), 0);
 }
 
+static const int capture_here_line = __LINE__ + 1;
 static __attribute__((noipa)) int capture_here(uint64_t *frames)
 {
-    return bt_callstack_capture(frames, 4, 0);
+    int n = bt_callstack_capture(frames, 4, 0);
+    __asm__ volatile("" ::: "memory"); /* a call, not a tail jump: keep this frame */
+    return n;
 }
 
 static void a_captured_callstack_starts_at_the_caller(void **state)
@@ -241,6 +245,62 @@ static void a_captured_callstack_starts_at_the_caller(void **state)
     assert_true(frames[0] < (uint64_t)(uintptr_t)capture_here + 256);
 }
 
+struct frame_answer {
+    char strings[3][512]; /* image, function, file */
+    int next;
+    uint32_t line;
+    uint64_t sym_addr;
+};
+
+static void on_answer(void *ctx, const uint8_t *ev, size_t size, int64_t time)
+{
+    (void)time;
+    struct frame_answer *a = ctx;
+    size_t head = ev[0] == BT_EV_SINGLE_STRING_DATA8 || ev[0] == BT_EV_SECOND_STRING_DATA8 ? 2 : 3;
+    if (ev[0] >= BT_EV_SINGLE_STRING_DATA && ev[0] <= BT_EV_SECOND_STRING_DATA8 && a->next < 3) {
+        snprintf(a->strings[a->next++], sizeof(a->strings[0]), "%.*s", (int)(size - head),
+                 (const char *)ev + head);
+    } else if (ev[0] == BT_EV_CALLSTACK_FRAME) {
+        a->line = bt_wire_get_u32(ev + 1);
+        a->sym_addr = bt_wire_get_u64(ev + 5);
+    }
+}
+
+static int ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+/* This test program is built with -g: its own frames resolve to function,
+ * file and line through the ELF symbol table and the DWARF line table. */
+static void a_frame_answer_names_function_file_and_line(void **state)
+{
+    (void)state;
+    struct sink out = {0};
+    struct bt_encoder e;
+    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    uint64_t frames[4];
+    assert_true(capture_here(frames) >= 1);
+    bt_callstack_answer_frame(&e, frames[0]);
+    bt_encoder_flush(&e);
+    bt_encoder_free(&e);
+    struct frame_answer a;
+    memset(&a, 0, sizeof(a));
+    struct bt_ts_decoder d;
+    assert_int_equal(bt_ts_decoder_init(&d, on_answer, &a), 0);
+    assert_int_equal(bt_ts_decoder_frame(&d, out.data + 4, bt_wire_get_u32(out.data)), 0);
+    bt_ts_decoder_free(&d);
+    assert_string_equal(a.strings[0], "test_runtime_encoder");
+    assert_string_equal(a.strings[1], "capture_here");
+    assert_true(ends_with(a.strings[2], "test_runtime_encoder.c"));
+    /* the call inside capture_here is on the line after its opening brace */
+    if (a.line != (uint32_t)capture_here_line + 2)
+        fail_msg("line %u, expected %d", a.line, capture_here_line + 2);
+    assert_int_equal(a.sym_addr, (uint64_t)(uintptr_t)capture_here);
+    free(out.data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +311,7 @@ int main(void)
         cmocka_unit_test(addresses_are_made_safe_for_pointer_packing),
         cmocka_unit_test(the_frame_walk_follows_this_targets_frame_records),
         cmocka_unit_test(a_captured_callstack_starts_at_the_caller),
+        cmocka_unit_test(a_frame_answer_names_function_file_and_line),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
