@@ -15,13 +15,15 @@ int main(int argc, char **argv)
             o.port = (unsigned)atoi(argv[++i]);
         else if (!strcmp(argv[i], "--pause-after") && i + 1 < argc)
             o.pause_after = atol(argv[++i]);
+        else if (!strcmp(argv[i], "--corrupt"))
+            o.corrupt = 1;
         else if (!strcmp(argv[i], "--handshake-status") && i + 1 < argc)
             o.handshake_status = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !o.data_dir)
             o.data_dir = argv[i];
         else {
             fprintf(stderr,
-                    "usage: %s DATA_DIR [--port N] [--pause-after EVENTS] "
+                    "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt]] "
                     "[--handshake-status S]\n",
                     argv[0]);
             return 2;

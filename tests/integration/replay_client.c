@@ -434,6 +434,11 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                        (unsigned long long)r->zone_begins_sent);
                 fflush(stdout);
                 announced = 1;
+                if (r->opts.corrupt) {
+                    uint8_t bad = BT_EV_COUNT + 68; /* 200: not an event type */
+                    if (batch_add(&b, &bad, 1) < 0)
+                        goto out;
+                }
             }
         }
         if (!paused && next == r->ngroups && !terminate_sent) {

@@ -14,6 +14,7 @@ struct bt_replay_opts {
     const char *data_dir; /* folder holding client-to-server.bin, server-to-client.bin */
     unsigned port;        /* 0: any free port */
     long pause_after;     /* > 0: stop sending data after this many events (keep answering) */
+    int corrupt;          /* with pause_after: then send one byte that is no event type */
     int handshake_status; /* 0: Welcome; else send this status byte and close */
 };
 

@@ -75,9 +75,10 @@ static int finish(struct proc *p)
 }
 
 /* A replay client; returns its port. */
-static unsigned start_replay(struct proc *p, const char *extra1, const char *extra2)
+static unsigned start_replay3(struct proc *p, const char *extra1, const char *extra2,
+                              const char *extra3)
 {
-    const char *args[] = {data_dir, extra1, extra2, NULL};
+    const char *args[] = {data_dir, extra1, extra2, extra3, NULL};
     *p = start(replay_bin, args);
     /* Line by line: a scanf "\n" would wait for the next line to start. */
     char line[128] = "";
@@ -85,6 +86,11 @@ static unsigned start_replay(struct proc *p, const char *extra1, const char *ext
     assert_non_null(fgets(line, sizeof line, p->out));
     assert_int_equal(sscanf(line, "listening on %u", &port), 1);
     return port;
+}
+
+static unsigned start_replay(struct proc *p, const char *extra1, const char *extra2)
+{
+    return start_replay3(p, extra1, extra2, NULL);
 }
 
 static void path_in_tmp(char *out, size_t n, const char *name)
@@ -183,12 +189,14 @@ static uint64_t zones_in(const char *path, uint64_t *unended)
 /* Starts a capture against a replay paused after `events` data events and
  * waits until the replay says it paused and the capture got everything. */
 static void paused_session(struct proc *r, struct proc *cap, const char *path, long events,
-                           uint64_t *zone_begins)
+                           uint64_t *zone_begins, const char *replay_flag, const char *cap_opt,
+                           const char *cap_val)
 {
     char port[16], ev[32];
     snprintf(ev, sizeof ev, "%ld", events);
-    snprintf(port, sizeof port, "%u", start_replay(r, "--pause-after", ev));
-    const char *args[] = {"-o", path, "-f", "-p", port, "--connect-timeout", "20", NULL};
+    snprintf(port, sizeof port, "%u", start_replay3(r, "--pause-after", ev, replay_flag));
+    const char *args[] = {"-o", path,    "-f",    "-p", port, "--connect-timeout",
+                          "20", cap_opt, cap_val, NULL};
     *cap = start(capture_bin, args);
     unsigned long long sent = 0, zb = 0;
     char line[128] = "";
@@ -208,7 +216,7 @@ static void client_killed_with_sigkill_leaves_a_loadable_file(void **state)
     path_in_tmp(path, sizeof path, "killed.tracy");
     struct proc r, cap;
     uint64_t zone_begins;
-    paused_session(&r, &cap, path, 20000, &zone_begins);
+    paused_session(&r, &cap, path, 20000, &zone_begins, NULL, NULL, NULL);
     assert_true(zone_begins > 1000);
     kill(r.pid, SIGKILL);
     assert_int_equal(finish(&r), 128 + SIGKILL);
@@ -224,9 +232,44 @@ static void sigint_stops_the_capture_and_writes_the_file(void **state)
     path_in_tmp(path, sizeof path, "interrupted.tracy");
     struct proc r, cap;
     uint64_t zone_begins;
-    paused_session(&r, &cap, path, 5000, &zone_begins);
+    paused_session(&r, &cap, path, 20000, &zone_begins, NULL, NULL, NULL);
+    assert_true(zone_begins > 1000);
     kill(cap.pid, SIGINT);
     assert_int_equal(finish(&cap), 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zone_begins);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+}
+
+static void malformed_input_exits_7_and_keeps_what_came_before(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "corrupt.tracy");
+    struct proc r, cap;
+    uint64_t zone_begins;
+    paused_session(&r, &cap, path, 20000, &zone_begins, "--corrupt", NULL, NULL);
+    assert_true(zone_begins > 1000);
+    assert_int_equal(finish(&cap), 7);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zone_begins);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+}
+
+static void time_limit_stops_the_capture_and_writes_the_file(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "timed.tracy");
+    struct proc r, cap;
+    uint64_t zone_begins;
+    time_t t0 = time(NULL);
+    paused_session(&r, &cap, path, 20000, &zone_begins, NULL, "-s", "3");
+    assert_true(zone_begins > 1000);
+    assert_int_equal(finish(&cap), 0);
+    assert_true(time(NULL) - t0 < 20);
     uint64_t unended;
     assert_int_equal(zones_in(path, &unended), zone_begins);
     kill(r.pid, SIGKILL);
@@ -326,6 +369,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
         cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
+        cmocka_unit_test(malformed_input_exits_7_and_keeps_what_came_before),
+        cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(captures_the_boardtrace_demo),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
