@@ -42,6 +42,8 @@ static const char usage_text[] =
     "  --accept-new-host-key      record the key of a board not yet in known_hosts;\n"
     "                             a changed key is always refused\n"
     "  --no-sftp                  stream over exec channels even when SFTP exists\n"
+    "  --stall-timeout N          give up a transfer when nothing moves for N\n"
+    "                             seconds (default 60)\n"
     "  -v, --verbose              more detail (twice: SSH protocol too)\n"
     "  -q, --quiet                errors and the summary only\n"
     "  -h, --help                 this text;  --version  the version\n"
@@ -92,6 +94,7 @@ enum {
     OPT_REMOTE_DIR,
     OPT_KEEP,
     OPT_READY_TIMEOUT,
+    OPT_STALL_TIMEOUT,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -112,6 +115,7 @@ static const struct option long_options[] = {
     {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
     {"keep", no_argument, NULL, OPT_KEEP},
     {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
+    {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
     {"local-port", required_argument, NULL, 'L'},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -156,6 +160,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     memset(o, 0, sizeof *o);
     o->local_port = 8086;
     o->ready_timeout = 30;
+    o->stall_timeout = 60;
     if (argc < 2) {
         fputs(usage_text, stderr);
         return BTD_EXIT_USAGE;
@@ -262,6 +267,10 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             break;
         case OPT_READY_TIMEOUT:
             if (parse_int("--ready-timeout", optarg, 1, 3600, &o->ready_timeout) != 0)
+                return BTD_EXIT_USAGE;
+            break;
+        case OPT_STALL_TIMEOUT:
+            if (parse_int("--stall-timeout", optarg, 1, 3600, &o->stall_timeout) != 0)
                 return BTD_EXIT_USAGE;
             break;
         case 'L':

@@ -30,6 +30,7 @@ struct btd_options {
     bool keep;
     int local_port;    /* live: 127.0.0.1 port for the GUI */
     int ready_timeout; /* seconds for the program to open its port */
+    int stall_timeout; /* seconds a transfer may stand still */
     const char *program;
     char **args;
     int arg_count;

@@ -142,7 +142,7 @@ int btd_deploy_connect(struct btd_deploy *d)
         .timeout_s = 20,
     };
     d->xo.no_sftp = o->no_sftp;
-    d->xo.idle_timeout_s = 60;
+    d->xo.idle_timeout_s = o->stall_timeout;
     return btd_conn_open(&d->conn, &co);
 }
 

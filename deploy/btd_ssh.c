@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <libssh/callbacks.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +72,44 @@ int btd_target_parse(const char *spec, struct btd_target *t, char *err, size_t e
         t->port = (int)p;
     }
     return 0;
+}
+
+static int watchdog_fd = -1;
+static int watchdog_seconds;
+static volatile sig_atomic_t watchdog_fired;
+
+static void on_alarm(int sig)
+{
+    (void)sig;
+    watchdog_fired = 1;
+    if (watchdog_fd >= 0)
+        shutdown(watchdog_fd, SHUT_RDWR);
+}
+
+void btd_watchdog_start(struct btd_conn *c, int seconds)
+{
+    struct sigaction sa = {0};
+    sa.sa_handler = on_alarm;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGALRM, &sa, NULL);
+    watchdog_fd = ssh_get_fd(c->session);
+    watchdog_seconds = seconds;
+    watchdog_fired = 0;
+    alarm((unsigned)seconds);
+}
+
+void btd_watchdog_kick(void)
+{
+    if (watchdog_fd >= 0)
+        alarm((unsigned)watchdog_seconds);
+}
+
+bool btd_watchdog_stop(void)
+{
+    alarm(0);
+    watchdog_fd = -1;
+    return watchdog_fired != 0;
 }
 
 const char *btd_conn_error(const struct btd_conn *c)

@@ -69,6 +69,15 @@ int btd_ssh_exec(struct btd_conn *c, const char *cmd, const void *in, size_t inl
                  struct btd_buf *out, struct btd_buf *errout, int idle_timeout_s, char *err,
                  size_t errlen);
 
+/* A stall watchdog for transfers: libssh's SFTP calls block without a time
+ * limit, so when nothing moves for SECONDS the connection's socket is shut
+ * down and whichever libssh call waits returns an error. Transfers kick it on
+ * every chunk. */
+void btd_watchdog_start(struct btd_conn *c, int seconds);
+void btd_watchdog_kick(void);
+/* Stops it; true when it fired (the connection is then unusable). */
+bool btd_watchdog_stop(void);
+
 /* The last libssh error of the connection. */
 const char *btd_conn_error(const struct btd_conn *c);
 

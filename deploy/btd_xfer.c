@@ -39,6 +39,7 @@ static long read_upload(void *ctx, char *buf, size_t len)
     btd_sha256_update(&u->sha, buf, n);
     u->sent += n;
     btd_progress_update(&u->progress, u->sent);
+    btd_watchdog_kick();
     return (long)n;
 }
 
@@ -107,10 +108,17 @@ int btd_upload(struct btd_conn *c, const struct btd_xfer_options *o, const char 
     btd_sha256_init(&u.sha);
     btd_progress_start(&u.progress, label, (uint64_t)st.st_size, 0);
     int rc;
-    if (!o->no_sftp && btd_conn_sftp(c))
+    bool sftp = !o->no_sftp && btd_conn_sftp(c);
+    btd_watchdog_start(c, o->idle_timeout_s);
+    if (sftp)
         rc = upload_sftp(c, &u, remote, err, errlen);
     else
         rc = upload_exec(c, o, &u, remote, err, errlen);
+    if (btd_watchdog_stop()) {
+        snprintf(err, errlen, "nothing moved for %d s; closed the connection to %s",
+                 o->idle_timeout_s, c->where);
+        rc = -1;
+    }
     fclose(u.f);
     btd_progress_finish(&u.progress, rc == 0);
     if (rc == 0)
@@ -245,6 +253,7 @@ static int write_pulled(void *ctx, const char *data, size_t len)
     btd_sha256_update(&p->sha, data, len);
     p->have += len;
     btd_progress_update(&p->progress, p->have);
+    btd_watchdog_kick();
     return 0;
 }
 
@@ -396,10 +405,17 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
     snprintf(label, sizeof label, "pull %s", base ? base + 1 : remote);
     btd_progress_start(&p.progress, label, size, p.have);
     if (p.have < size) {
-        if (!o->no_sftp && btd_conn_sftp(c))
+        bool sftp = !o->no_sftp && btd_conn_sftp(c);
+        btd_watchdog_start(c, o->idle_timeout_s);
+        if (sftp)
             rc = pull_sftp(c, &p, remote, size, err, sizeof err);
         else
             rc = pull_exec(c, o, &p, remote, err, sizeof err);
+        if (btd_watchdog_stop()) {
+            snprintf(err, sizeof err, "nothing moved for %d s; closed the connection to %s",
+                     o->idle_timeout_s, c->where);
+            rc = -1;
+        }
         if (rc == -1 && p.write_errno)
             rc = -2;
     } else {

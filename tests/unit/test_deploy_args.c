@@ -118,6 +118,7 @@ static void help_lists_every_option_and_exit_status(void **state)
         "--remote-dir",
         "--keep",
         "--ready-timeout",
+        "--stall-timeout",
         "--local-port",
         "13 the program exited",
         "130 interrupted",

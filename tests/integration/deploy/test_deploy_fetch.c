@@ -10,12 +10,15 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 
@@ -34,6 +37,8 @@ struct proxy {
     int board_port;
     long long limit; /* bytes board -> client before cutting both ways */
     long long passed;
+    bool stall;                    /* at the limit, hold the connection silent instead */
+    volatile sig_atomic_t release; /* set by the test to end a stall */
 };
 
 static void *proxy_main(void *arg)
@@ -60,6 +65,8 @@ static void *proxy_main(void *arg)
             p->passed += n;
         }
     }
+    while (p->stall && !p->release)
+        usleep(50000);
     /* The cut: both sides see the connection reset. */
     struct linger hard = {1, 0};
     setsockopt(client, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
@@ -96,37 +103,43 @@ static void leave_trace_on_board(char *out, size_t outlen, char **data)
     assert_int_equal(write_file(out, *data, TRACE_SIZE), 0);
 }
 
+/* A proxy to the board on a free port, and a known_hosts that knows the
+ * board under the proxy's address too. */
+static void start_proxy(struct proxy *p, pthread_t *thread, char *kh, size_t khlen, char *target,
+                        size_t targetlen)
+{
+    p->board_port = board.port;
+    p->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t alen = sizeof a;
+    assert_int_equal(bind(p->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(p->listen_fd, 1), 0);
+    getsockname(p->listen_fd, (struct sockaddr *)&a, &alen);
+    p->port = ntohs(a.sin_port);
+    pthread_create(thread, NULL, proxy_main, p);
+    char *known = read_file(board.known_hosts, NULL);
+    char *key = strchr(known, ' ');
+    char text[2000];
+    int n = snprintf(text, sizeof text, "%s[127.0.0.1]:%d%s", known, p->port, key);
+    snprintf(kh, khlen, "%s/known_hosts.%d", work, p->port);
+    assert_int_equal(write_file(kh, text, (size_t)n), 0);
+    free(known);
+    snprintf(target, targetlen, "%.*s:%d", (int)(strchr(board.target, ':') - board.target),
+             board.target, p->port);
+}
+
 static void fetch_resumes_after_the_connection_is_cut(void **state)
 {
     (void)state;
-    char remote[1300], local[600], part[640], kh[600];
+    char remote[1300], local[600], part[640], kh[600], target[128];
     char *data;
     leave_trace_on_board(remote, sizeof remote, &data);
     snprintf(local, sizeof local, "%s/fetched.tracy", work);
     snprintf(part, sizeof part, "%s.part", local);
-
-    struct proxy p = {.board_port = board.port, .limit = CUT_AFTER};
-    p.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t alen = sizeof a;
-    assert_int_equal(bind(p.listen_fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(p.listen_fd, 1), 0);
-    getsockname(p.listen_fd, (struct sockaddr *)&a, &alen);
-    p.port = ntohs(a.sin_port);
+    struct proxy p = {.limit = CUT_AFTER};
     pthread_t thread;
-    pthread_create(&thread, NULL, proxy_main, &p);
-
-    /* known_hosts for the proxy's address too: it is the same board. */
-    char *known = read_file(board.known_hosts, NULL);
-    char *key = strchr(known, ' ');
-    char text[2000], target[128];
-    int n = snprintf(text, sizeof text, "%s[127.0.0.1]:%d%s", known, p.port, key);
-    snprintf(kh, sizeof kh, "%s/known_hosts", work);
-    assert_int_equal(write_file(kh, text, (size_t)n), 0);
-    free(known);
-    snprintf(target, sizeof target, "%.*s:%d", (int)(strchr(board.target, ':') - board.target),
-             board.target, p.port);
+    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
 
     const char *cut[] = {boardtrace,      "fetch", "--host", target, "-i",   board.key,
                          "--known-hosts", kh,      "-o",     local,  remote, NULL};
@@ -164,6 +177,37 @@ static void fetch_resumes_after_the_connection_is_cut(void **state)
     result_free(&r);
 }
 
+/* A connection that stays open but carries nothing more: the transfer gives
+ * up after --stall-timeout instead of waiting forever. */
+static void a_stalled_pull_gives_up_after_the_stall_timeout(void **state)
+{
+    (void)state;
+    char remote[1300], local[600], part[640], kh[600], target[128];
+    char *data;
+    leave_trace_on_board(remote, sizeof remote, &data);
+    snprintf(local, sizeof local, "%s/stalled.tracy", work);
+    snprintf(part, sizeof part, "%s.part", local);
+    struct proxy p = {.limit = CUT_AFTER, .stall = true};
+    pthread_t thread;
+    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+    const char *argv[] = {boardtrace,      "fetch", "--host",          target, "-i", board.key,
+                          "--known-hosts", kh,      "--stall-timeout", "2",    "-o", local,
+                          remote,          NULL};
+    time_t start = time(NULL);
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    time_t took = time(NULL) - start;
+    p.release = 1;
+    pthread_join(thread, NULL);
+    close(p.listen_fd);
+    assert_int_equal(r.status, 11);
+    assert_non_null(strstr(r.err, "nothing moved for 2 s"));
+    assert_true(took < 30);
+    assert_true(file_size(part) > 0);
+    free(data);
+    result_free(&r);
+}
+
 static void fetch_without_a_path_takes_the_newest_run(void **state)
 {
     (void)state;
@@ -194,6 +238,7 @@ int main(int argc, char **argv)
     board_dir = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fetch_resumes_after_the_connection_is_cut),
+        cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
