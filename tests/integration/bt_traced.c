@@ -2,7 +2,7 @@
  * argument, each emitting a known number of every event kind through
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
- * callstacks, bursts, sleep, linger, idle. */
+ * callstacks, bursts, sleep, tracyc, linger, idle. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -200,6 +200,9 @@ static int scenario_bursts(void)
     return 0;
 }
 
+/* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
+int scenario_tracyc(void);
+
 /* One zone around a 300 ms sleep: the capture checks the timer calibration. */
 static int scenario_sleep(void)
 {
@@ -234,6 +237,8 @@ int main(int argc, char **argv)
         return scenario_drop(atol(argv[2]), argc > 3);
     if (strcmp(what, "callstacks") == 0)
         return scenario_callstacks();
+    if (strcmp(what, "tracyc") == 0)
+        return scenario_tracyc();
     if (strcmp(what, "sleep") == 0)
         return scenario_sleep();
     if (strcmp(what, "bursts") == 0)

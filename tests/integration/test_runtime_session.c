@@ -302,6 +302,65 @@ static void peer_client_compiled_against_our_tracyc_arrives_complete(void **stat
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void every_tracy_c_api_macro_emits_its_event(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"tracyc", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_int_equal(s.zones_total, 11);
+    assert_int_equal(bt_ts_zones_named(&s, "zone_n"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "zone_nc"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "zone_ns"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "zone_ncs"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "scenario_tracyc"), 4); /* unnamed: by function */
+    assert_int_equal(bt_ts_zones_named(&s, "made"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "made_named"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "raw_zone"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "never"), 0);
+    assert_int_equal(s.zone_texts, 2);
+    assert_int_equal(s.zone_names, 1);
+    assert_int_equal(s.zone_colors, 1);
+    assert_int_equal(s.zone_values, 1);
+    assert_int_equal(s.messages, 8);
+    assert_int_equal(s.messages_literal, 4);
+    assert_int_equal(s.messages_colored, 4);
+    assert_int_equal(s.app_infos, 1);
+    assert_int_equal(bt_ts_plot_points(&s, "tracyc-plot"), 1);
+    assert_int_equal(bt_ts_plot_points(&s, "tracyc-plot-f"), 1);
+    assert_int_equal(bt_ts_plot_points(&s, "tracyc-plot-i"), 1);
+    assert_int_equal(bt_ts_frame_marks(&s, NULL), 1);
+    assert_int_equal(bt_ts_frame_marks(&s, "tracyc-frame"), 1);
+    assert_int_equal(bt_ts_frame_marks(&s, "tracyc-span"), 2);
+    assert_int_equal(s.lock_announces, 1);
+    assert_int_equal(s.lock_waits, 1);
+    assert_int_equal(s.lock_obtains, 2);
+    assert_int_equal(s.lock_releases, 2);
+    assert_int_equal(s.lock_names, 1);
+#if BT_TRACING_MODE >= 2
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 4);
+    assert_int_equal(bt_ts_pool_frees(&s, NULL), 4);
+    assert_int_equal(bt_ts_pool_allocs(&s, "tracyc-pool"), 5);
+    assert_int_equal(bt_ts_pool_frees(&s, "tracyc-pool"), 4);
+#else
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 0);
+#endif
+    /* mode 3: the 5 zones and 4 messages that ask for one, and all 17 memory
+     * events and 4 discards (allocation callstacks); mode 4: every zone too */
+#if BT_TRACING_MODE >= 4
+    assert_int_equal(s.callstacks, 36);
+#elif BT_TRACING_MODE == 3
+    assert_int_equal(s.callstacks, 30);
+#else
+    assert_int_equal(s.callstacks, 0);
+#endif
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void every_zone_of_many_threads_arrives(void **state)
 {
     (void)state;
@@ -744,6 +803,7 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(features_arrive_complete_and_in_order, kill_leftover_child),
         cmocka_unit_test_teardown(peer_client_compiled_against_our_tracyc_arrives_complete,
                                   kill_leftover_child),
+        cmocka_unit_test_teardown(every_tracy_c_api_macro_emits_its_event, kill_leftover_child),
         cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),
         cmocka_unit_test_teardown(the_demo_emits_exactly_what_it_reports, kill_leftover_child),
         cmocka_unit_test_teardown(every_free_arrives_after_its_allocation_even_in_bursts,

@@ -54,6 +54,10 @@ enum bt_plot_format {
 
 struct bt_lock;
 
+/* What a macro compiled out does with its arguments: sizeof evaluates nothing
+ * and emits no code, but keeps the caller's variables "used" (no warnings). */
+#define BT_UNUSED_(x) ((void)sizeof(x))
+
 /* The functions exist when tracing is compiled in (and for the library's own
  * sources, which build either way); user code reaches them through macros. */
 #if BT_RUNTIME_TRACING || defined(BT_BUILDING_RUNTIME)
@@ -176,11 +180,11 @@ uint64_t bt_dropped_events(void);
 #define BT_FREE_N(ptr, pool)        bt_mem_free((ptr), (pool), BT_MEM_DEPTH_)
 #define BT_MEM_DISCARD(pool)        bt_mem_discard((pool), BT_MEM_DEPTH_)
 #else
-#define BT_ALLOC(ptr, size)         ((void)0)
-#define BT_FREE(ptr)                ((void)0)
-#define BT_ALLOC_N(ptr, size, pool) ((void)0)
-#define BT_FREE_N(ptr, pool)        ((void)0)
-#define BT_MEM_DISCARD(pool)        ((void)0)
+#define BT_ALLOC(ptr, size)         (BT_UNUSED_(ptr), BT_UNUSED_(size))
+#define BT_FREE(ptr)                BT_UNUSED_(ptr)
+#define BT_ALLOC_N(ptr, size, pool) (BT_UNUSED_(ptr), BT_UNUSED_(size))
+#define BT_FREE_N(ptr, pool)        BT_UNUSED_(ptr)
+#define BT_MEM_DISCARD(pool)        BT_UNUSED_(pool)
 #endif
 
 /* BT_LOCK_ANNOUNCE(handle) assigns a struct bt_lock * for a lock created here. */
@@ -199,10 +203,8 @@ uint64_t bt_dropped_events(void);
 
 #else /* !BT_RUNTIME_TRACING: no code, no symbols */
 
-/* Arguments go into sizeof, which evaluates nothing and emits no code but
- * keeps the caller's variables "used" (no warnings when tracing is off).
- * Macros taking a zone context expand to nothing: the context does not exist. */
-#define BT_UNUSED_(x) ((void)sizeof(x))
+/* Arguments go into BT_UNUSED_; macros taking a zone context expand to
+ * nothing, since the context does not exist. */
 
 #define BT_ZONE_NCD(ctx, name, color, depth, active)
 #define BT_ZONE_NC(ctx, name, color, active)

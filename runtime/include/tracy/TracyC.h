@@ -127,9 +127,9 @@ static inline int ___tracy_connected(void)
 #define TracyCFreeNS(ptr, depth, name)    bt_mem_free((ptr), (name), BT_TRACYC_DEPTH_(depth))
 #define TracyCMemoryDiscardS(name, depth) bt_mem_discard((name), BT_TRACYC_DEPTH_(depth))
 #else
-#define TracyCAllocNS(ptr, size, depth, name) ((void)0)
-#define TracyCFreeNS(ptr, depth, name)        ((void)0)
-#define TracyCMemoryDiscardS(name, depth)     ((void)0)
+#define TracyCAllocNS(ptr, size, depth, name) (BT_UNUSED_(ptr), BT_UNUSED_(size), BT_UNUSED_(depth))
+#define TracyCFreeNS(ptr, depth, name)        (BT_UNUSED_(ptr), BT_UNUSED_(depth))
+#define TracyCMemoryDiscardS(name, depth)     (BT_UNUSED_(name), BT_UNUSED_(depth))
 #endif
 #define TracyCAlloc(ptr, size)         TracyCAllocNS(ptr, size, BT_MEM_DEPTH_, NULL)
 #define TracyCFree(ptr)                TracyCFreeNS(ptr, BT_MEM_DEPTH_, NULL)
