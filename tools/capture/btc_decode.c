@@ -37,6 +37,12 @@ int btc_welcome_parse(const uint8_t *buf, size_t n, struct btc_welcome *w)
     return BTC_OK;
 }
 
+enum time_kind { T_NONE, T_ABS, T_THR, T_SER, T_CTX, T_GPU };
+enum time_form { F_PLAIN, F_WIDE, F_MID, F_SHORT };
+static void event_time_layout(unsigned type, enum time_kind *kind, unsigned *off,
+                              enum time_form *form);
+static int consumes_single(unsigned type);
+
 int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w)
 {
     memset(d, 0, sizeof *d);
@@ -51,6 +57,16 @@ int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w)
         return BTC_ERR_NOMEM;
     }
     LZ4_setStreamDecode(d->lz4, NULL, 0);
+    for (unsigned t = 0; t < BT_EV_COUNT; t++) {
+        enum time_kind kind;
+        unsigned off;
+        enum time_form form;
+        event_time_layout(t, &kind, &off, &form);
+        d->layout[t][0] = (uint8_t)kind;
+        d->layout[t][1] = (uint8_t)off;
+        d->layout[t][2] = (uint8_t)form;
+        d->layout[t][3] = (uint8_t)consumes_single(t);
+    }
     return BTC_OK;
 }
 
@@ -97,9 +113,6 @@ int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc
         d->ring_off = 0;
     return rc;
 }
-
-enum time_kind { T_NONE, T_ABS, T_THR, T_SER, T_CTX, T_GPU };
-enum time_form { F_PLAIN, F_WIDE, F_MID, F_SHORT };
 
 /* Where an event's time sits, which reference it is a delta against, and its
  * compact form (protocol notes 4.3). */
@@ -341,10 +354,9 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
         }
         ev.size = size;
 
-        enum time_kind kind;
-        unsigned toff;
-        enum time_form form;
-        event_time_layout(type, &kind, &toff, &form);
+        enum time_kind kind = (enum time_kind)d->layout[type][0];
+        unsigned toff = d->layout[type][1];
+        enum time_form form = (enum time_form)d->layout[type][2];
         if (kind != T_NONE) {
             int64_t v;
             if (form == F_SHORT)
@@ -373,7 +385,7 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
         if (type == BT_EV_THREAD_CONTEXT)
             d->ref_thr = 0;
 
-        if (consumes_single(type)) {
+        if (d->layout[type][3]) {
             if (!d->has_single)
                 return fail(d, off, type, err, errlen,
                             "expected a staged string (SingleStringData) before this event");

@@ -67,6 +67,9 @@ struct btc_decoder {
     char *single, *second; /* staged strings, copied: they may arrive a frame early */
     size_t single_len, second_len;
     int has_single, has_second;
+    /* Per type: time kind, time offset, compact form, consumes staged
+     * strings; filled at init so the hot loop does one lookup. */
+    uint8_t layout[BT_EV_COUNT][4];
 };
 
 int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w);

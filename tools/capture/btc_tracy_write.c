@@ -72,12 +72,22 @@ static void put_u16(struct fw *w, uint16_t v)
 }
 static void put_u32(struct fw *w, uint32_t v)
 {
+    if (w->len + 4 < BTC_FILE_BLOCK_SIZE) { /* fast path: room in the block */
+        bt_wire_put_u32(w->blk + w->len, v);
+        w->len += 4;
+        return;
+    }
     uint8_t b[4];
     bt_wire_put_u32(b, v);
     put(w, b, 4);
 }
 static void put_u64(struct fw *w, uint64_t v)
 {
+    if (w->len + 8 < BTC_FILE_BLOCK_SIZE) {
+        bt_wire_put_u64(w->blk + w->len, v);
+        w->len += 8;
+        return;
+    }
     uint8_t b[8];
     bt_wire_put_u64(b, v);
     put(w, b, 8);
