@@ -1,14 +1,18 @@
 /* The capture's event model: zone nesting rules, query budget and order,
  * source-location answers matched in order, and the end-of-capture rule. */
+#define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
 #include "btc_model.h"
+#include "btc_tracy.h"
 
 static struct btc_decoder dec;
 static struct btc_model model;
@@ -198,6 +202,68 @@ static void zones_open_at_the_end_are_kept_unended(void **state)
     assert_int_equal(z[1].depth, 1);
 }
 
+static size_t lock_event(uint8_t *p, uint8_t type, uint32_t thread, uint32_t id, uint64_t t)
+{
+    p[0] = type;
+    if (type == BT_EV_LOCK_RELEASE || type == BT_EV_LOCK_TERMINATE) {
+        bt_wire_put_u32(p + 1, id);
+        bt_wire_put_u64(p + 5, t);
+        return 13;
+    }
+    bt_wire_put_u32(p + 1, thread);
+    bt_wire_put_u32(p + 5, id);
+    bt_wire_put_u64(p + 9, t);
+    return 17;
+}
+
+/* A lock's announce, name, wait/obtain/release and terminate reach the
+ * file: upstream's loader reads them back as one lock with three events. */
+static void locks_are_written_with_their_events(void **state)
+{
+    (void)state;
+    uint8_t b[256];
+    size_t n = 0;
+    b[n] = BT_EV_LOCK_ANNOUNCE;
+    bt_wire_put_u32(b + n + 1, 5);
+    bt_wire_put_u64(b + n + 5, 100);
+    bt_wire_put_u64(b + n + 13, 0x700);
+    b[n + 21] = BT_LOCK_TYPE_LOCKABLE;
+    n += 22;
+    b[n++] = BT_EV_SINGLE_STRING_DATA8;
+    b[n++] = 4;
+    memcpy(b + n, "qlck", 4);
+    n += 4;
+    b[n] = BT_EV_LOCK_NAME;
+    bt_wire_put_u32(b + n + 1, 5);
+    n += 5;
+    n += lock_event(b + n, BT_EV_LOCK_WAIT, 11, 5, 200);
+    n += lock_event(b + n, BT_EV_LOCK_OBTAIN, 11, 5, 10);
+    n += lock_event(b + n, BT_EV_LOCK_RELEASE, 0, 5, 30);
+    n += lock_event(b + n, BT_EV_LOCK_TERMINATE, 0, 5, 900);
+    n += srcloc_answer(b + n, 33);
+    assert_int_equal(feed(b, n), 0);
+    const struct btc_lock *l = btc_vec_at(&model.locks, 0);
+    assert_int_equal(model.locks.len, 1);
+    assert_int_equal(l->events, 3);
+    assert_int_equal(l->nthreads, 1);
+    assert_int_equal(l->tids[0], 11);
+    assert_int_equal(l->terminate, 900);
+    char path[] = "/tmp/bt-model-lock-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_model_finish(&model), 0);
+    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
+                     0);
+    struct btc_trace t;
+    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(t.locks, 1);
+    assert_int_equal(t.lock_events, 3);
+    btc_trace_free(&t);
+    if (!getenv("BT_KEEP_TEST_FILES"))
+        unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -210,6 +276,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(capture_completes_after_terminate_with_nothing_pending,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(zones_open_at_the_end_are_kept_unended, setup, teardown),
+        cmocka_unit_test_setup_teardown(locks_are_written_with_their_events, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
