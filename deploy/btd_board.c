@@ -32,6 +32,8 @@ static const char probe_script[] =
     "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port \\1/p' "
     "/proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
     "if [ -r /proc/self/maps ]; then echo 'maps 1'; else echo 'maps 0'; fi\n"
+    "if [ -n \"$(readlink /proc/self/exe 2>/dev/null)\" ]; then echo 'exe 1'; else echo 'exe 0'; "
+    "fi\n"
     "printf 'paranoid %s\\n' \"$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)\"\n";
 
 void btd_board_parse(const char *text, struct btd_board *b)
@@ -62,6 +64,8 @@ void btd_board_parse(const char *text, struct btd_board *b)
             b->exec_ok = atoi(val);
         else if (strcmp(line, "maps") == 0)
             b->maps_readable = atoi(val) == 1;
+        else if (strcmp(line, "exe") == 0)
+            b->exe_link = atoi(val) == 1;
         else if (strcmp(line, "paranoid") == 0)
             snprintf(b->perf_paranoid, sizeof b->perf_paranoid, "%s", val);
         else if (strcmp(line, "port") == 0 && b->nports < BTD_BOARD_MAX_PORTS)

@@ -1,6 +1,6 @@
 /* What boardtrace learns about a board in one round trip: architecture,
- * `uname -a`, a private temporary folder, free space there, TCP ports in use, and what tracing
- * modes 3-4 need (/proc/self/maps, exec permission). */
+ * `uname -a`, a private temporary folder, free space there, TCP ports in use,
+ * and what tracing modes 3-4 need (/proc/self/exe, exec permission). */
 #ifndef BTD_BOARD_H
 #define BTD_BOARD_H
 
@@ -19,7 +19,8 @@ struct btd_board {
     char dir_error[600]; /* why it could not be made */
     uint64_t free_bytes; /* in dir (or the base folder) */
     bool free_known;
-    bool maps_readable; /* /proc/self/maps: callstack symbolization */
+    bool maps_readable; /* /proc/self/maps */
+    bool exe_link;      /* /proc/self/exe resolves: the runtime reads its own symbols */
     int exec_ok;        /* -1 unknown, 0 folder is noexec, 1 can run files there */
     char perf_paranoid[16];
     int ports[BTD_BOARD_MAX_PORTS]; /* local TCP ports in use, any state */

@@ -68,12 +68,13 @@ int btd_cmd_check(const struct btd_options *o)
     } else {
         line("free disk", "%s", "unknown (df gave no answer)");
     }
-    char tracing[200];
-    snprintf(tracing, sizeof tracing, "/proc/self/maps %s; kernel.perf_event_paranoid %s",
-             b->maps_readable ? "readable (callstacks can be symbolized)" : "NOT readable",
-             b->perf_paranoid[0] ? b->perf_paranoid : "unknown");
-    line("tracing modes 3-4", "%s", tracing);
-    if (!b->maps_readable)
+    /* Callstacks (modes 3-4) are unwound in the program and named from its own
+     * symbol table, which the runtime finds through /proc/self/exe. */
+    line("tracing modes 3-4", "/proc/self/exe %s; /proc/self/maps %s; perf_event_paranoid %s",
+         b->exe_link ? "resolves (callstacks can be named)" : "does NOT resolve",
+         b->maps_readable ? "readable" : "NOT readable",
+         b->perf_paranoid[0] ? b->perf_paranoid : "unknown");
+    if (!b->exe_link)
         status = status ? status : BTD_EXIT_BOARD;
     if (b->exec_ok == 0)
         status = BTD_EXIT_BOARD;

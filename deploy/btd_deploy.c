@@ -89,6 +89,7 @@ int btd_binary_load(struct btd_binary *b, const char *path, const char *role)
     }
     b->size = (uint64_t)st.st_size;
     btd_elf_comment(path, b->toolchain, sizeof b->toolchain);
+    b->has_symbols = btd_elf_has_symbols(path) == 1;
     return BTD_EXIT_OK;
 }
 
@@ -203,6 +204,13 @@ int btd_deploy_prepare(struct btd_deploy *d)
         return BTD_EXIT_BOARD;
     }
     btd_note("board %s: %s, %s", d->conn.where, b->uname_m, b->uname);
+    if (!d->program.has_symbols)
+        btd_warn("%s has no symbol table (stripped): callstacks (tracing modes 3-4) will show "
+                 "addresses without function names",
+                 d->program.path);
+    if (!b->exe_link)
+        btd_warn("/proc/self/exe does not resolve on %s: callstacks will not be named",
+                 d->conn.where);
     int status = BTD_EXIT_OK;
     if (d->want_capture && !d->has_capture) {
         status = btd_find_capture(b->arch, d->capture_path, sizeof d->capture_path);

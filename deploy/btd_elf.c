@@ -1,5 +1,5 @@
-/* ELF header parsing and architecture names (see btd_elf.h). Only the fixed
- * part of the header is read; nothing else of the file matters here. */
+/* ELF header parsing and architecture names (see btd_elf.h); the section
+ * headers are read only to find .comment (toolchain) and .symtab. */
 #define _GNU_SOURCE
 #include "btd_elf.h"
 
@@ -83,45 +83,53 @@ static int read_at(FILE *f, uint64_t off, void *buf, size_t len)
     return fread(buf, 1, len, f) == len ? 0 : -1;
 }
 
+/* Finds section NAME (at most 15 characters) in F: its file offset and size.
+ * Returns 0, or -1 when F has no such section or bad section headers. */
+static int find_section(FILE *f, const char *name, uint64_t *offset, uint64_t *size)
+{
+    unsigned char h[64], sh[64];
+    struct btd_elf_info info;
+    char why[160];
+    rewind(f);
+    size_t n = fread(h, 1, sizeof h, f);
+    if (btd_elf_parse(h, n, &info, why, sizeof why) != 0 || n < (info.bits == 64 ? 64u : 52u))
+        return -1;
+    int w = info.bits == 64 ? 8 : 4, le = info.little;
+    uint64_t shoff = get(h + (w == 8 ? 0x28 : 0x20), w, le);
+    unsigned shentsize = (unsigned)get(h + (w == 8 ? 0x3a : 0x2e), 2, le);
+    unsigned shnum = (unsigned)get(h + (w == 8 ? 0x3c : 0x30), 2, le);
+    unsigned shstrndx = (unsigned)get(h + (w == 8 ? 0x3e : 0x32), 2, le);
+    if (!shoff || shentsize < (w == 8 ? 64u : 40u) || shstrndx >= shnum || shnum > 65535)
+        return -1;
+    /* sh_name at 0, sh_offset at 0x18 (64) / 0x10 (32), sh_size next. */
+    unsigned off_at = w == 8 ? 0x18 : 0x10;
+    size_t entry = shentsize > 64 ? 64 : shentsize;
+    if (read_at(f, shoff + (uint64_t)shstrndx * shentsize, sh, entry))
+        return -1;
+    uint64_t stroff = get(sh + off_at, w, le);
+    size_t want = strlen(name) + 1;
+    for (unsigned i = 0; i < shnum; i++) {
+        char found[16] = {0};
+        if (read_at(f, shoff + (uint64_t)i * shentsize, sh, entry) ||
+            read_at(f, stroff + get(sh, 4, le), found, want) != 0 || memcmp(found, name, want))
+            continue;
+        *offset = get(sh + off_at, w, le);
+        *size = get(sh + off_at + w, w, le);
+        return 0;
+    }
+    return -1;
+}
+
 int btd_elf_comment(const char *path, char *out, size_t outlen)
 {
     out[0] = '\0';
     FILE *f = fopen(path, "rb");
     if (!f)
         return -1;
-    unsigned char h[64], sh[64];
-    struct btd_elf_info info;
-    char why[160];
-    int rc = -1;
-    size_t n = fread(h, 1, sizeof h, f);
-    if (btd_elf_parse(h, n, &info, why, sizeof why) != 0 || n < (info.bits == 64 ? 64u : 52u))
-        goto done;
-    int w = info.bits == 64 ? 8 : 4, le = info.little;
-    uint64_t shoff = get(h + (w == 8 ? 0x28 : 0x20), w, le);
-    unsigned shentsize = (unsigned)get(h + (w == 8 ? 0x3a : 0x2e), 2, le);
-    unsigned shnum = (unsigned)get(h + (w == 8 ? 0x3c : 0x30), 2, le);
-    unsigned shstrndx = (unsigned)get(h + (w == 8 ? 0x3e : 0x32), 2, le);
-    if (!shoff || shentsize < (w == 8 ? 64u : 40u) || shstrndx >= shnum || shnum > 4096)
-        goto done;
-    /* sh_name at 0, sh_offset at 0x18 (64) / 0x10 (32), sh_size next. */
-    unsigned off_at = w == 8 ? 0x18 : 0x10;
-    if (read_at(f, shoff + (uint64_t)shstrndx * shentsize, sh, shentsize > 64 ? 64 : shentsize))
-        goto done;
-    uint64_t stroff = get(sh + off_at, w, le);
-    for (unsigned i = 0; i < shnum; i++) {
-        if (read_at(f, shoff + (uint64_t)i * shentsize, sh, shentsize > 64 ? 64 : shentsize))
-            goto done;
-        char name[16] = {0};
-        if (read_at(f, stroff + get(sh, 4, le), name, 9) != 0 || memcmp(name, ".comment", 9))
-            continue;
-        uint64_t size = get(sh + off_at + w, w, le);
-        if (size == 0 || size > 65536)
-            goto done;
-        char *data = malloc(size + 1);
-        if (!data || read_at(f, get(sh + off_at, w, le), data, size) != 0) {
-            free(data);
-            goto done;
-        }
+    uint64_t off, size;
+    char *data = NULL;
+    if (find_section(f, ".comment", &off, &size) == 0 && size > 0 && size <= 65536 &&
+        (data = malloc(size + 1)) && read_at(f, off, data, size) == 0) {
         data[size] = '\0';
         size_t used = 0;
         for (uint64_t p = 0; p < size; p += strlen(data + p) + 1) {
@@ -132,11 +140,19 @@ int btd_elf_comment(const char *path, char *out, size_t outlen)
                 break;
             used += (size_t)k;
         }
-        free(data);
-        rc = out[0] ? 0 : -1;
-        goto done;
     }
-done:
+    free(data);
+    fclose(f);
+    return out[0] ? 0 : -1;
+}
+
+int btd_elf_has_symbols(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    uint64_t off, size;
+    int rc = find_section(f, ".symtab", &off, &size) == 0 && size > 0;
     fclose(f);
     return rc;
 }

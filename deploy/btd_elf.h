@@ -27,6 +27,10 @@ int btd_elf_read(const char *path, struct btd_elf_info *info, char *err, size_t 
  * when the file has no readable .comment (out is then ""). */
 int btd_elf_comment(const char *path, char *out, size_t outlen);
 
+/* 1 when PATH has a symbol table (.symtab), which the runtime needs to name
+ * callstack frames (tracing modes 3-4); 0 when stripped; -1 unreadable. */
+int btd_elf_has_symbols(const char *path);
+
 /* Architecture name in `uname -m` spelling ("riscv64", "aarch64", "x86_64",
  * "arm", "i386", "riscv32", ...), or NULL when boardtrace does not know it. */
 const char *btd_elf_arch(const struct btd_elf_info *info);

@@ -18,6 +18,7 @@ struct btd_binary {
     const char *arch;
     struct btd_elf_info elf;
     char toolchain[256];
+    bool has_symbols; /* .symtab present */
     uint64_t size;
     char name[128];    /* file name on the board */
     char remote[1200]; /* full path on the board */

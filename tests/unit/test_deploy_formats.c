@@ -90,6 +90,7 @@ static void this_test_binary_reads_as_the_host_with_its_toolchain(void **state)
     assert_string_equal(btd_elf_arch(&info), "aarch64");
 #endif
     assert_int_equal(btd_elf_comment("/proc/self/exe", comment, sizeof comment), 0);
+    assert_int_equal(btd_elf_has_symbols("/proc/self/exe"), 1);
     assert_non_null(strstr(comment, "GCC") ? strstr(comment, "GCC") : strstr(comment, "clang"));
 }
 
@@ -142,7 +143,7 @@ static void the_board_probe_answer_is_understood(void **state)
                     "exec 1\n"
                     "df /dev/mmcblk0p2 7654321 1234 500000 1% /\n"
                     "port 1F96\nport 0016\n"
-                    "maps 1\nparanoid 2\n",
+                    "maps 1\nexe 1\nparanoid 2\n",
                     &b);
     assert_string_equal(b.arch, "riscv64");
     assert_string_equal(b.uname, "Linux board 6.6.0 #1 SMP riscv64 GNU/Linux");
@@ -154,6 +155,7 @@ static void the_board_probe_answer_is_understood(void **state)
     assert_int_equal(b.ports[0], 8086);
     assert_int_equal(b.ports[1], 22);
     assert_true(b.maps_readable);
+    assert_true(b.exe_link);
     assert_string_equal(b.perf_paranoid, "2");
     for (int i = 0; i < 50; i++) {
         int p = btd_board_free_port(&b);
