@@ -2,7 +2,8 @@
 # Runs every test suite: prepares the machine (tools/setup.sh), then for each
 # preset (host, riscv64, aarch64 by default; or the ones named as arguments)
 # configures with warnings as errors, builds, and runs ctest; target suites run
-# under qemu user mode. Exits non-zero if any step fails, after running all.
+# under qemu user mode; the host suite is followed by bounded fuzzing runs.
+# Exits non-zero if any step fails, after running all.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,7 +23,15 @@ for p in $presets; do
     if cmake --preset "$p" -DBT_WERROR=ON >"$log" 2>&1 || { cat "$log"; false; }; then
         if cmake --build --preset "$p" -j "$jobs" && ctest --preset "$p" -j "$jobs"; then
             say "$p passed in $(($(date +%s) - start)) s"
-            continue
+            [ "$p" = host ] || continue
+            # The host build also runs the fuzz targets, each for a bounded time.
+            say "=== host: fuzz the stream decoder and the .tracy reader ==="
+            start=$(date +%s)
+            if ctest --preset fuzz; then
+                say "fuzz passed in $(($(date +%s) - start)) s"
+                continue
+            fi
+            p="$p-fuzz"
         fi
     fi
     say "$p FAILED"
