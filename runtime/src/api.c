@@ -94,7 +94,10 @@ static int buffer_full_wait(void)
 }
 
 /* Room for `need` contiguous bytes, keeping `keep` bytes free for the ends of
- * open zones so a recorded begin always gets its end. NULL = dropped. */
+ * open zones so that, when events are being dropped, a recorded begin still
+ * gets its end. When waiting for the worker instead, the ends will find room
+ * anyway and the reserve is not needed (deep nesting must not wait forever).
+ * NULL = dropped. */
 static inline uint8_t *ring_reserve(struct bt_thread *t, size_t need, size_t keep)
 {
     size_t size = t->mask + 1;
@@ -108,6 +111,7 @@ static inline uint8_t *ring_reserve(struct bt_thread *t, size_t need, size_t kee
             break;
         if (!buffer_full_wait())
             return NULL;
+        keep = 0;
     }
     if (need > to_end) {
         t->data[idx] = BT_REC_PAD;
