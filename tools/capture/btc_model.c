@@ -85,6 +85,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     fs->continuous = 1;
     btc_map_init(&pool->live);
 
+    snprintf(m->spool_dir, sizeof m->spool_dir, "%s", spool_dir && *spool_dir ? spool_dir : ".");
     int rc;
     if ((rc = btc_spool_open(&m->zones, spool_dir, sizeof(struct btc_zone_rec), err, errlen)) ||
         (rc = btc_spool_open(&m->extras, spool_dir, sizeof(struct btc_extra_rec), err, errlen)) ||

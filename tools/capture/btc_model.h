@@ -228,6 +228,7 @@ struct btc_model {
     uint64_t event_count;
 
     struct btc_spool zones, extras, msgs, plot_points, frames, mem, lock_events;
+    char spool_dir[4096];
 };
 
 int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char *spool_dir,

@@ -16,6 +16,12 @@
 
 int btc_spool_open(struct btc_spool *s, const char *dir, size_t rec_size, char *err, size_t errlen)
 {
+    return btc_spool_open_sized(s, dir, rec_size, SPOOL_BUF_BYTES, err, errlen);
+}
+
+int btc_spool_open_sized(struct btc_spool *s, const char *dir, size_t rec_size, size_t buf_bytes,
+                         char *err, size_t errlen)
+{
     memset(s, 0, sizeof *s);
     s->fd = -1;
     char path[4096];
@@ -28,7 +34,7 @@ int btc_spool_open(struct btc_spool *s, const char *dir, size_t rec_size, char *
     }
     unlink(path);
     s->rec = rec_size;
-    s->buf_cap = SPOOL_BUF_BYTES / rec_size * rec_size;
+    s->buf_cap = (buf_bytes > rec_size ? buf_bytes : rec_size) / rec_size * rec_size;
     s->buf = malloc(s->buf_cap);
     if (!s->buf) {
         close(s->fd);

@@ -20,6 +20,9 @@ struct btc_spool {
 
 /* Creates an unlinked temporary file in dir (it disappears with the process). */
 int btc_spool_open(struct btc_spool *s, const char *dir, size_t rec_size, char *err, size_t errlen);
+/* The same with a write buffer of about buf_bytes (many spools open at once). */
+int btc_spool_open_sized(struct btc_spool *s, const char *dir, size_t rec_size, size_t buf_bytes,
+                         char *err, size_t errlen);
 void btc_spool_close(struct btc_spool *s);
 /* Appends one record; *index receives its number. */
 int btc_spool_append(struct btc_spool *s, const void *rec, uint64_t *index);

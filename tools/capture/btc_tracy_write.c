@@ -366,9 +366,9 @@ struct pending_end {
 
 /* One thread's zones, in the pre-order they were spooled: each record
  * carries its child count, and ends are written once the children are. */
-static int write_timeline(struct writer *wr, uint32_t thread, uint64_t top_level)
+static int write_timeline(struct writer *wr, struct btc_spool *zones, uint32_t thread,
+                          uint64_t top_level)
 {
-    struct btc_model *m = wr->m;
     struct fw *w = &wr->w;
     put_u32(w, (uint32_t)top_level);
     if (!top_level)
@@ -377,7 +377,7 @@ static int write_timeline(struct writer *wr, uint32_t thread, uint64_t top_level
     btc_vec_init(&stack, sizeof(struct pending_end));
     int64_t ref = 0;
     struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, &m->zones) < 0)
+    if (btc_spool_reader_open(&r, zones) < 0)
         return io_fail(wr, "zone");
     const uint8_t *p;
     int rc;
@@ -416,6 +416,58 @@ static int write_timeline(struct writer *wr, uint32_t thread, uint64_t top_level
     return rc < 0 ? io_fail(wr, "zone") : BTC_OK;
 }
 
+/* Threads whose zones are split out per pass, and each one's buffer. */
+#define SPLIT_THREADS      128
+#define SPLIT_BUFFER_BYTES (32u * 1024u)
+
+struct split {
+    struct btc_spool spools[SPLIT_THREADS];
+    int64_t *slot; /* per model thread: its spool in this pass, -1 none */
+    size_t open;
+};
+
+static void split_close(struct split *s)
+{
+    for (size_t i = 0; i < s->open; i++)
+        btc_spool_close(&s->spools[i]);
+    s->open = 0;
+}
+
+/* One pass over the zone spool copies the records of up to SPLIT_THREADS
+ * threads with zones, from thread `first` on, into spools of their own, so
+ * writing T threads reads the zone spool about T / 128 times, not T times. */
+static int split_zones(struct writer *wr, struct split *s, size_t first)
+{
+    struct btc_model *m = wr->m;
+    split_close(s);
+    for (size_t i = 0; i < m->threads.len; i++)
+        s->slot[i] = -1;
+    for (size_t i = first; i < m->threads.len && s->open < SPLIT_THREADS; i++) {
+        if (!((struct btc_thread *)btc_vec_at(&m->threads, i))->zones)
+            continue;
+        if (btc_spool_open_sized(&s->spools[s->open], m->spool_dir, sizeof(struct btc_zone_rec),
+                                 SPLIT_BUFFER_BYTES, wr->err, wr->errlen) < 0)
+            return BTC_ERR_IO;
+        s->slot[i] = (int64_t)s->open++;
+    }
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->zones) < 0)
+        return io_fail(wr, "zone");
+    const uint8_t *p;
+    int rc;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+        struct btc_zone_rec z;
+        memcpy(&z, p, sizeof z);
+        if (z.thread < m->threads.len && s->slot[z.thread] >= 0 &&
+            btc_spool_append(&s->spools[s->slot[z.thread]], p, NULL) < 0) {
+            rc = BTC_ERR_IO;
+            break;
+        }
+    }
+    btc_spool_reader_close(&r);
+    return rc < 0 ? io_fail(wr, "zone") : BTC_OK;
+}
+
 static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
 {
     struct btc_model *m = wr->m;
@@ -427,6 +479,20 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
     put_u64(w, child_lists);
     put_u64(w, m->threads.len);
 
+    size_t with_zones = 0;
+    for (size_t i = 0; i < m->threads.len; i++)
+        with_zones += ((struct btc_thread *)btc_vec_at(&m->threads, i))->zones > 0;
+    struct split *split = NULL;
+    if (with_zones > 1) {
+        split = calloc(1, sizeof *split);
+        if (!split || !(split->slot = calloc(m->threads.len, sizeof *split->slot))) {
+            free(split);
+            return BTC_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < m->threads.len; i++)
+            split->slot[i] = -1;
+    }
+
     int rc = BTC_OK;
     for (size_t i = 0; i < m->threads.len && !rc; i++) {
         struct btc_thread *t = btc_vec_at(&m->threads, i);
@@ -435,13 +501,24 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, 0); /* kernel samples */
         put_u8(w, 0);  /* not a fiber */
         put_u32(w, 0); /* group hint */
-        rc = write_timeline(wr, (uint32_t)i, t->top_zones);
+        struct btc_spool *zones = &m->zones;
+        if (split && t->zones) {
+            if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
+                break;
+            zones = &split->spools[split->slot[i]];
+        }
+        rc = write_timeline(wr, zones, (uint32_t)i, t->top_zones);
         put_u64(w, t->messages);
         for (uint64_t k = 0; k < m->msgs.count; k++)
             if (msgs[k].thread == i)
                 put_u64(w, k);
         put_u64(w, 0); /* context-switch samples */
         put_u64(w, 0); /* samples */
+    }
+    if (split) {
+        split_close(split);
+        free(split->slot);
+        free(split);
     }
     return rc;
 }
