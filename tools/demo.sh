@@ -13,8 +13,8 @@ say() { printf 'demo: %s\n' "$*"; }
 
 jobs=${BT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 say "building the host tools and the riscv64 board build (build/host-riscv64)"
-cmake --preset host-riscv64 >build-demo-configure.log 2>&1 || { cat build-demo-configure.log; exit 1; }
-rm -f build-demo-configure.log
+mkdir -p build
+cmake --preset host-riscv64 >build/demo-configure.log 2>&1 || { cat build/demo-configure.log; exit 1; }
 cmake --build --preset host-riscv64 -j "$jobs"
 
 host=build/host-riscv64
