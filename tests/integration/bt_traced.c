@@ -2,7 +2,7 @@
  * argument, each emitting a known number of every event kind through
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
- * callstacks, bursts, sleep, tracyc, linger, idle. */
+ * callstacks, bursts, sleep, tracyc, deep DEPTH, linger, idle. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -200,6 +200,16 @@ static int scenario_bursts(void)
     return 0;
 }
 
+/* Zones nested `depth` deep: with a small buffer their pending ends exceed it. */
+static void nest(int depth)
+{
+    if (depth == 0)
+        return;
+    BT_ZONE_N(z, "deep", 1);
+    nest(depth - 1);
+    BT_ZONE_END(z);
+}
+
 /* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
 int scenario_tracyc(void);
 
@@ -237,6 +247,10 @@ int main(int argc, char **argv)
         return scenario_drop(atol(argv[2]), argc > 3);
     if (strcmp(what, "callstacks") == 0)
         return scenario_callstacks();
+    if (strcmp(what, "deep") == 0 && argc > 2) {
+        nest(atoi(argv[2]));
+        return 0;
+    }
     if (strcmp(what, "tracyc") == 0)
         return scenario_tracyc();
     if (strcmp(what, "sleep") == 0)

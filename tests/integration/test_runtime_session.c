@@ -450,6 +450,20 @@ static void every_free_arrives_after_its_allocation_even_in_bursts(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void nesting_deeper_than_the_buffer_still_arrives(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"deep", "6000", NULL}; /* 6000 pending ends > 64 KiB */
+    const char *env[] = {"TRACY_NO_EXIT=1", "BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_int_equal(bt_ts_zones_named(&s, "deep"), 6000);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 {
     (void)state;
@@ -804,6 +818,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(peer_client_compiled_against_our_tracyc_arrives_complete,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(every_tracy_c_api_macro_emits_its_event, kill_leftover_child),
+        cmocka_unit_test_teardown(nesting_deeper_than_the_buffer_still_arrives,
+                                  kill_leftover_child),
         cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),
         cmocka_unit_test_teardown(the_demo_emits_exactly_what_it_reports, kill_leftover_child),
         cmocka_unit_test_teardown(every_free_arrives_after_its_allocation_even_in_bursts,

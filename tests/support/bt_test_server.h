@@ -41,7 +41,7 @@ struct bt_ts_thread {
     uint32_t tid;
     uint64_t zones;
     uint32_t depth;
-    int64_t open_begin[256];
+    int64_t open_begin[8192];
 };
 
 struct bt_test_server {
