@@ -264,6 +264,35 @@ static void locks_are_written_with_their_events(void **state)
         unlink(path);
 }
 
+/* An on-demand client's default frame set gets a third frame, at the time
+ * the capture connected (upstream adds it from the on-demand payload). */
+static void on_demand_connection_adds_a_frame(void **state)
+{
+    (void)state;
+    struct btc_welcome w = {.timer_mul = 1.0,
+                            .init_end = 10,
+                            .flags = BT_WELCOME_FLAG_ON_DEMAND,
+                            .on_demand_frames = 7,
+                            .on_demand_time = 500};
+    struct btc_model od;
+    assert_int_equal(btc_model_init(&od, &w, "/tmp", err, sizeof err), 0);
+    uint8_t b[32] = {BT_EV_FRAME_MARK_MSG};
+    bt_wire_put_u64(b + 1, 600);
+    assert_int_equal(btc_decoder_events(&dec, b, 17, btc_model_event, &od, err, sizeof err), 0);
+    char path[] = "/tmp/bt-model-od-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_tracy_write(&od, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err), 0);
+    struct btc_trace t;
+    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    const struct btc_read_frameset *def = btc_vec_at(&t.framesets, 0);
+    assert_int_equal(def->frames, 4); /* 0, initEnd, connection, the mark */
+    btc_trace_free(&t);
+    btc_model_free(&od);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -277,6 +306,7 @@ int main(void)
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(zones_open_at_the_end_are_kept_unended, setup, teardown),
         cmocka_unit_test_setup_teardown(locks_are_written_with_their_events, setup, teardown),
+        cmocka_unit_test_setup_teardown(on_demand_connection_adds_a_frame, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

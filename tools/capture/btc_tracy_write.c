@@ -191,12 +191,18 @@ static int write_frames(struct writer *wr)
         put_u8(w, (uint8_t)fs->continuous);
         int64_t ref = 0;
         if (s == 0) {
-            /* Upstream's default set starts with frames at 0 and initEnd. */
-            put_u64(w, fs->count + 2);
+            /* Upstream's default set starts with frames at 0 and initEnd,
+             * and for an on-demand client one at the time it connected. */
+            int on_demand = (m->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) != 0;
+            put_u64(w, fs->count + 2 + (uint64_t)on_demand);
             put_wto(w, &ref, 0);
             put_u32(w, UINT32_MAX);
             put_wto(w, &ref, welcome_ns(&m->welcome, m->welcome.init_end));
             put_u32(w, UINT32_MAX);
+            if (on_demand) {
+                put_wto(w, &ref, welcome_ns(&m->welcome, m->welcome.on_demand_time));
+                put_u32(w, UINT32_MAX);
+            }
         } else {
             put_u64(w, fs->count);
         }
