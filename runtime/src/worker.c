@@ -31,8 +31,19 @@
  * threads are writing, which costs them far more than the wait. */
 #define BATCH_BYTES 65536u
 
+/* Keys this session has sent, so that a query is answered by dereferencing
+ * only what the program itself handed out: a peer asking about any other
+ * address gets a placeholder instead of crashing the program. */
+struct key_set {
+    uint64_t *slots; /* 0 = empty (no key is 0) */
+    size_t cap;
+    size_t count;
+};
+
 struct session {
     int fd;
+    struct key_set strings; /* addresses of NUL-terminated texts */
+    struct key_set srclocs; /* addresses of struct bt_srcloc */
     struct bt_encoder enc;
     int64_t serial_last;
     int64_t serial_step; /* ticks that make at least 1 ns on the server */
@@ -43,6 +54,59 @@ struct session {
     struct bt_thread **snapshot;
     size_t snapshot_cap;
 };
+
+static uint64_t key_hash(uint64_t k)
+{
+    k ^= k >> 31;
+    k *= 0x9e3779b97f4a7c15ull;
+    return k ^ (k >> 29);
+}
+
+static int key_set_has(const struct key_set *k, uint64_t key)
+{
+    if (k->cap == 0 || key == 0)
+        return 0;
+    for (size_t i = key_hash(key) & (k->cap - 1);; i = (i + 1) & (k->cap - 1)) {
+        if (k->slots[i] == key)
+            return 1;
+        if (k->slots[i] == 0)
+            return 0;
+    }
+}
+
+static void key_set_add(struct key_set *k, uint64_t key)
+{
+    if (key == 0 || key_set_has(k, key))
+        return;
+    if ((k->count + 1) * 2 > k->cap) {
+        size_t cap = k->cap ? 2 * k->cap : 1024;
+        uint64_t *slots = calloc(cap, sizeof(uint64_t));
+        if (!slots)
+            return; /* the key then gets a placeholder answer */
+        for (size_t i = 0; i < k->cap; i++) {
+            if (!k->slots[i])
+                continue;
+            size_t j = key_hash(k->slots[i]) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = k->slots[i];
+        }
+        free(k->slots);
+        k->slots = slots;
+        k->cap = cap;
+    }
+    size_t i = key_hash(key) & (k->cap - 1);
+    while (k->slots[i])
+        i = (i + 1) & (k->cap - 1);
+    k->slots[i] = key;
+    k->count++;
+}
+
+static void key_set_free(struct key_set *k)
+{
+    free(k->slots);
+    memset(k, 0, sizeof(*k));
+}
 
 static int env_flag(const char *name)
 {
@@ -87,10 +151,11 @@ static void thread_name(uint32_t tid, char *buf, size_t size)
         snprintf(buf, size, "%u", tid);
 }
 
-static void answer_string(struct bt_encoder *e, uint8_t type, uint64_t key)
+static void answer_string(struct session *s, uint8_t type, uint64_t key)
 {
-    const char *text = (const char *)(uintptr_t)key;
-    bt_enc_keyed(e, type, key, text, text ? strlen(text) : 0);
+    static const char unknown[] = "?";
+    const char *text = key_set_has(&s->strings, key) ? (const char *)(uintptr_t)key : unknown;
+    bt_enc_keyed(&s->enc, type, key, text, strlen(text));
 }
 
 static void answer_query(struct session *s, const uint8_t *q)
@@ -103,25 +168,33 @@ static void answer_query(struct session *s, const uint8_t *q)
         s->stop = 1;
         break;
     case BT_QUERY_STRING:
-        answer_string(e, BT_EV_STRING_DATA, ptr);
+        answer_string(s, BT_EV_STRING_DATA, ptr);
         break;
     case BT_QUERY_THREAD_STRING:
         thread_name((uint32_t)ptr, name, sizeof(name));
         bt_enc_keyed(e, BT_EV_THREAD_NAME, ptr, name, strlen(name));
         break;
     case BT_QUERY_SOURCE_LOCATION: {
-        /* keys are the addresses of static struct bt_srcloc objects */
+        /* keys are the addresses of static struct bt_srcloc objects; even an
+         * unknown one gets an answer, as answers are matched in order */
+        if (!key_set_has(&s->srclocs, ptr)) {
+            bt_enc_source_location(e, 0, 0, 0, 0, 0);
+            break;
+        }
         const struct bt_srcloc *loc = (const struct bt_srcloc *)(uintptr_t)ptr;
+        key_set_add(&s->strings, (uint64_t)(uintptr_t)loc->name);
+        key_set_add(&s->strings, (uint64_t)(uintptr_t)loc->function);
+        key_set_add(&s->strings, (uint64_t)(uintptr_t)loc->file);
         bt_enc_source_location(e, (uint64_t)(uintptr_t)loc->name,
                                (uint64_t)(uintptr_t)loc->function, (uint64_t)(uintptr_t)loc->file,
                                loc->line, loc->color);
         break;
     }
     case BT_QUERY_PLOT_NAME:
-        answer_string(e, BT_EV_PLOT_NAME, ptr);
+        answer_string(s, BT_EV_PLOT_NAME, ptr);
         break;
     case BT_QUERY_FRAME_NAME:
-        answer_string(e, BT_EV_FRAME_NAME, ptr);
+        answer_string(s, BT_EV_FRAME_NAME, ptr);
         break;
     case BT_QUERY_FIBER_NAME:
         snprintf(name, sizeof(name), "fiber %llu", (unsigned long long)ptr);
@@ -187,8 +260,9 @@ static void encode_frames(struct bt_encoder *e, uint8_t binding, const uint8_t *
     bt_enc_callstack(e, binding, 0, frames, n);
 }
 
-static void encode_record(struct bt_encoder *e, const struct bt_rec *r, const uint8_t *frames)
+static void encode_record(struct session *s, const struct bt_rec *r, const uint8_t *frames)
 {
+    struct bt_encoder *e = &s->enc;
     const uint8_t *payload = frames + 8u * r->a;
     uint64_t u0 = 0, u1 = 0;
     if (r->len >= 8)
@@ -201,6 +275,7 @@ static void encode_record(struct bt_encoder *e, const struct bt_rec *r, const ui
     uint32_t rgb = r->b & 0xFFFFFFu;
     switch (r->kind) {
     case BT_REC_ZONE_BEGIN:
+        key_set_add(&s->srclocs, u0);
         bt_enc_zone_begin(e, r->time, u0, r->a != 0);
         break;
     case BT_REC_ZONE_BEGIN_DYN:
@@ -226,6 +301,7 @@ static void encode_record(struct bt_encoder *e, const struct bt_rec *r, const ui
         break;
     case BT_REC_LITERAL:
     case BT_REC_LITERAL_COLOR:
+        key_set_add(&s->strings, u0);
         bt_enc_message_literal(e, r->time, u0, meta, r->kind == BT_REC_LITERAL_COLOR, rgb,
                                r->a != 0);
         break;
@@ -233,9 +309,11 @@ static void encode_record(struct bt_encoder *e, const struct bt_rec *r, const ui
         bt_enc_app_info(e, r->time, (const char *)payload, r->len);
         break;
     case BT_REC_PLOT:
+        key_set_add(&s->strings, u0);
         bt_enc_plot(e, (uint8_t)r->b, u0, r->time, u1);
         break;
     case BT_REC_PLOT_CONFIG:
+        key_set_add(&s->strings, u0);
         bt_enc_plot_config(e, u0, (uint8_t)r->b, (uint8_t)(r->b >> 8), (uint8_t)(r->b >> 16),
                            (uint32_t)u1);
         break;
@@ -269,7 +347,7 @@ static size_t drain_thread(struct session *s, struct bt_thread *t, int discard)
         }
         struct bt_rec r;
         memcpy(&r, p, sizeof(r));
-        encode_record(&s->enc, &r, p + BT_REC_HEADER);
+        encode_record(s, &r, p + BT_REC_HEADER);
         tail += BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
         if (tail - published >= TAIL_PUBLISH_BYTES) {
             atomic_store_explicit(&t->tail, tail, memory_order_release);
@@ -315,6 +393,9 @@ static size_t drain_serial(struct session *s, uint64_t limit, int discard)
             encode_frames(e, BT_EV_CALLSTACK_SERIAL, raw, nframes);
         }
         uint32_t thread = slot->u.ev.thread;
+        key_set_add(&s->strings, slot->u.ev.c); /* pool or frame name */
+        if (slot->u.ev.kind == BT_SLOT_LOCK_MARK)
+            key_set_add(&s->srclocs, slot->u.ev.b);
         switch (slot->u.ev.kind) {
         case BT_SLOT_MEM_ALLOC:
             bt_enc_mem_alloc(e, t, thread, slot->u.ev.a, slot->u.ev.b, slot->u.ev.c, nframes != 0);
@@ -356,6 +437,7 @@ static void announce_locks(struct session *s)
 {
     for (struct bt_lock *l = bt_rt.locks; l; l = l->next) {
         if (!l->announced) {
+            key_set_add(&s->srclocs, (uint64_t)(uintptr_t)l->loc);
             bt_enc_lock_announce(&s->enc, l->id, l->announce_time, (uint64_t)(uintptr_t)l->loc,
                                  BT_LOCK_TYPE_LOCKABLE);
             l->announced = 1;
@@ -602,6 +684,8 @@ void *bt_worker_main(void *arg)
         close(bfd);
     bt_listener_close(&l);
     bt_encoder_free(&s.enc);
+    key_set_free(&s.strings);
+    key_set_free(&s.srclocs);
     free(s.snapshot);
     atomic_store(&bt_rt.worker_alive, 0);
     return NULL;

@@ -530,6 +530,29 @@ static void only_ipv4_listens_on_ipv4_alone(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void queries_about_addresses_it_never_sent_get_placeholders(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"features", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    /* a rogue peer asking about arbitrary memory must not crash the program */
+    assert_int_equal(bt_ts_ask(&s, BT_QUERY_STRING, 0x10), 0);
+    assert_int_equal(bt_ts_ask(&s, BT_QUERY_SOURCE_LOCATION, 0xdead0000), 0);
+    int rc = bt_ts_run(&s, 60000);
+    if (rc != 0)
+        fprintf(stderr, "test server: %s\n", s.error);
+    assert_int_equal(rc, 0);
+    assert_string_equal(bt_ts_string(&s, 0x10), "?");
+    assert_int_equal(bt_ts_zones_named(&s, "outer"), 1000); /* the rest is unaffected */
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void a_wrong_protocol_version_gets_mismatch(void **state)
 {
     (void)state;
@@ -828,6 +851,8 @@ int main(int argc, char **argv)
                                   kill_leftover_child),
         cmocka_unit_test_teardown(the_timer_is_calibrated_to_nanoseconds, kill_leftover_child),
         cmocka_unit_test_teardown(only_ipv4_listens_on_ipv4_alone, kill_leftover_child),
+        cmocka_unit_test_teardown(queries_about_addresses_it_never_sent_get_placeholders,
+                                  kill_leftover_child),
         cmocka_unit_test_teardown(a_wrong_protocol_version_gets_mismatch, kill_leftover_child),
         cmocka_unit_test_teardown(a_second_capture_gets_not_available, kill_leftover_child),
         cmocka_unit_test_teardown(with_no_exit_the_program_waits_for_a_capture,

@@ -866,6 +866,17 @@ int bt_ts_handshake(struct bt_test_server *s, uint32_t version)
     return status;
 }
 
+int bt_ts_ask(struct bt_test_server *s, uint8_t type, uint64_t key)
+{
+    if (type == BT_QUERY_STRING)
+        want_string(s, key);
+    else if (type == BT_QUERY_SOURCE_LOCATION)
+        srcloc_seen(s, key);
+    else
+        return -1;
+    return flush_queries(s);
+}
+
 static int all_answered(const struct bt_test_server *s)
 {
     return s->pending_strings == 0 && s->pending_threads == 0 && s->pending_plots == 0 &&

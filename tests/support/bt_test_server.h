@@ -124,6 +124,8 @@ int bt_ts_handshake(struct bt_test_server *s, uint32_t version);
  * sends ServerQueryTerminate. 0 on success, -1 with s->error. */
 int bt_ts_run(struct bt_test_server *s, int timeout_ms);
 void bt_ts_close(struct bt_test_server *s);
+/* Sends a String or SourceLocation query of the test's choosing now. */
+int bt_ts_ask(struct bt_test_server *s, uint8_t type, uint64_t key);
 
 /* Lookups for assertions, by resolved name. */
 uint64_t bt_ts_zones_named(const struct bt_test_server *s, const char *name);
