@@ -6,16 +6,18 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Source location ids are int16 in the file, on each side of 0. */
 #define MAX_SRCLOCS 32767
 
+/* Writes "stream offset N: event Name (T): what" and returns the status. */
 static int failf(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
-#include <stdarg.h>
 static int failf(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
 {
     char what[256];
@@ -73,7 +75,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     for (int i = 0; i < BT_QUERY_COUNT; i++)
         btc_map_init(&m->pending[i]);
     btc_vec_init(&m->srcloc_fifo, sizeof(uint64_t));
-    m->budget = 8188;
+    m->budget = 8188; /* until the session measures its socket: upstream on Linux loopback */
     m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
         m->lock_events.fd = -1;
 
