@@ -143,6 +143,8 @@ struct module {
     struct symbol *symbols;
     size_t count;
     struct bt_line_table lines;
+    const uint8_t *map; /* the ELF file: names and paths point into it */
+    size_t map_size;
     int loaded;
 };
 
@@ -217,8 +219,10 @@ static void module_load_lines(struct module *m, const uint8_t *base, size_t size
     bt_line_table_build(&m->lines, &s);
 }
 
-/* Reads the function symbols of an ELF file (.symtab, else .dynsym). The
- * mapping stays for the life of the process: names point into it. */
+/* Reads the function symbols of an ELF file (.symtab, else .dynsym) and its
+ * line table. The file stays mapped while the module is cached. */
+static void module_read(struct module *m, const uint8_t *base, size_t size);
+
 static void module_load(struct module *m)
 {
     m->loaded = 1;
@@ -235,6 +239,17 @@ static void module_load(struct module *m)
     close(fd);
     if (base == MAP_FAILED)
         return;
+    module_read(m, base, size);
+    if (m->count == 0 && m->lines.count == 0) {
+        munmap((void *)base, size);
+        return;
+    }
+    m->map = base;
+    m->map_size = size;
+}
+
+static void module_read(struct module *m, const uint8_t *base, size_t size)
+{
     const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *)base;
     if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_shoff == 0 ||
         eh->e_shoff + (size_t)eh->e_shnum * sizeof(ElfW(Shdr)) > size)
@@ -300,6 +315,8 @@ static struct module *module_for(uint64_t address)
         free_slot = &modules[0]; /* more modules than slots: reuse (the first is rare) */
     free(free_slot->symbols);
     bt_line_table_free(&free_slot->lines);
+    if (free_slot->map)
+        munmap((void *)free_slot->map, free_slot->map_size);
     memset(free_slot, 0, sizeof(*free_slot));
     snprintf(free_slot->path, sizeof(free_slot->path), "%s", path);
     free_slot->bias = s.bias;
