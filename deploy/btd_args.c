@@ -252,6 +252,15 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
                           optarg);
                 return BTD_EXIT_USAGE;
             }
+            size_t nlen = (size_t)(eq - optarg);
+            if ((nlen == 10 && strncmp(optarg, "TRACY_PORT", nlen) == 0) ||
+                (nlen == 13 && strncmp(optarg, "TRACY_NO_EXIT", nlen) == 0) ||
+                (nlen == 20 && strncmp(optarg, "TRACY_ONLY_LOCALHOST", nlen) == 0)) {
+                btd_error("--env %s: boardtrace sets %.*s itself (the port is chosen on the "
+                          "board; the capture needs the program to wait and listen locally)",
+                          optarg, (int)nlen, optarg);
+                return BTD_EXIT_USAGE;
+            }
             o->env[o->env_count++] = optarg;
             break;
         }

@@ -171,6 +171,8 @@ int btd_cmd_live(const struct btd_options *o)
     status = btd_deploy_connect(&d);
     if (status == BTD_EXIT_OK)
         status = btd_deploy_prepare(&d);
+    if (status != BTD_EXIT_OK && btd_interrupted)
+        status = BTD_EXIT_INTERRUPTED;
     bool leave = false;
     if (status == BTD_EXIT_OK) {
         s.extra_fds = live_fds;
@@ -191,6 +193,12 @@ int btd_cmd_live(const struct btd_options *o)
         }
         if (s.program_exited)
             btd_note("program exited with status %d", s.program_exit);
+    }
+    /* What the board sent last may still be in the forward channels. */
+    for (double end = btd_now() + 2; l.nfw > 0 && btd_now() < end && status != BTD_EXIT_START;) {
+        live_work(&l, NULL, 0);
+        if (l.nfw > 0)
+            ssh_channel_poll_timeout(l.fw[0].ch, 50, 0);
     }
     while (l.nfw > 0)
         drop(&l, 0);

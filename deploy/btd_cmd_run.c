@@ -246,6 +246,8 @@ int btd_cmd_run(const struct btd_options *o)
     status = btd_deploy_connect(&d);
     if (status == BTD_EXIT_OK)
         status = btd_deploy_prepare(&d);
+    if (status != BTD_EXIT_OK && btd_interrupted)
+        status = BTD_EXIT_INTERRUPTED;
     bool leave = false; /* keep the board's folder for a later fetch */
     if (status == BTD_EXIT_OK) {
         int port = btd_board_free_port(&d.board);

@@ -60,6 +60,15 @@ static void board_name(const char *path, const char *prefix, char *out, size_t o
     }
     if (out[0] == '.' || out[0] == '-')
         out[0] = '_';
+    /* The supervisor's own files in the folder (btd_supervisor.c). */
+    static const char *const reserved[] = {"trace.tracy", "cap.fifo", "stop"};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
+        if (strcmp(out, reserved[i]) == 0) {
+            char copy[16];
+            snprintf(copy, sizeof copy, "%s", out);
+            snprintf(out, outlen, "bin-%s", copy);
+        }
+    }
 }
 
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role)

@@ -66,7 +66,10 @@ static void usage_errors_exit_with_status_2(void **state)
     const char *wrong_cmd[] = {"boardtrace", "fetch", "--host", "b", "--capture", "c", NULL};
     const char *unknown[] = {"boardtrace", "check", "--host", "b", "--password", "x", NULL};
     const char *no_cmd[] = {"boardtrace", "upload", NULL};
-    const char **all[] = {no_program, bad_env, no_equals, bad_seconds, wrong_cmd, unknown, no_cmd};
+    const char *own_port[] = {"boardtrace", "run",          "--host", "b",
+                              "--env",      "TRACY_PORT=1", "p",      NULL};
+    const char **all[] = {no_program, bad_env, no_equals, bad_seconds,
+                          wrong_cmd,  unknown, no_cmd,    own_port};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) {
         assert_int_equal(parse(&o, all[i]), BTD_EXIT_USAGE);
         btd_args_free(&o);

@@ -2,7 +2,8 @@
  * emulated board: prints its arguments and BT_TEST_* variables (hex, so any
  * byte shows), then serves a fixed "event" stream on TRACY_PORT to whoever
  * connects, like a tracing runtime with TRACY_NO_EXIT=1 would. With
- * BT_TEST_NO_LISTEN set it behaves like a program built without tracing. */
+ * BT_TEST_NO_LISTEN set it behaves like a program built without tracing;
+ * BT_TEST_LINGER=N keeps it running N seconds after serving. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -74,6 +75,10 @@ int main(int argc, char **argv)
     }
     close(c);
     close(fd);
-    printf("fake-program: sent %d events, exiting with %d\n", events, status);
+    printf("fake-program: sent %d events\n", events);
+    fflush(stdout);
+    if (getenv("BT_TEST_LINGER"))
+        sleep((unsigned)atoi(getenv("BT_TEST_LINGER")));
+    printf("fake-program: exiting with %d\n", status);
     return status;
 }

@@ -8,8 +8,12 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -162,6 +166,51 @@ static void run_finds_the_default_capture_for_the_boards_architecture(void **sta
     result_free(&r);
 }
 
+/* Ctrl-C once: the board stops the program, and what was captured is still
+ * pulled and verified. */
+static void ctrl_c_stops_the_program_and_keeps_the_trace(void **state)
+{
+    (void)state;
+    char out[600], log[600];
+    snprintf(out, sizeof out, "%s/interrupted.tracy", work);
+    snprintf(log, sizeof log, "%s/interrupted.out", work);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execl(boardtrace, boardtrace, "run", "--host", board.target, "-i", board.key,
+              "--known-hosts", board.known_hosts, "--capture", capture, "-o", out, "--env",
+              "BT_TEST_LINGER=120", program, (char *)NULL);
+        _exit(127);
+    }
+    time_t start = time(NULL);
+    bool served = false;
+    while (!served && time(NULL) - start < 60) {
+        char *text = read_file(log, NULL);
+        served = text && strstr(text, "fake-program: sent 1000 events");
+        free(text);
+        usleep(100000);
+    }
+    assert_true(served);
+    kill(pid, SIGINT);
+    int st = 0;
+    while (waitpid(pid, &st, WNOHANG) == 0 && time(NULL) - start < 100)
+        usleep(100000);
+    if (!WIFEXITED(st))
+        kill(pid, SIGKILL);
+    char *text = read_file(log, NULL);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) != 0)
+        fprintf(stderr, "%s\n", text);
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_true(time(NULL) - start < 60);
+    assert_non_null(strstr(text, "stopping the program on the board"));
+    assert_null(strstr(text, "fake-program: exiting"));
+    assert_int_equal(file_size(out), 9902);
+    free(text);
+}
+
 static void run_refuses_an_unreadable_program_before_connecting(void **state)
 {
     (void)state;
@@ -194,6 +243,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
         cmocka_unit_test(run_finds_the_default_capture_for_the_boards_architecture),
+        cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
