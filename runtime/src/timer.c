@@ -44,6 +44,36 @@ static int riscv_time_readable(void)
 }
 #endif
 
+/* Average nanoseconds between visible changes of the chosen clock, watched
+ * for about a millisecond. */
+static double granularity_ns(void)
+{
+    int64_t start = bt_timer_fallback(), now = start;
+    int64_t last = bt_timer_now();
+    long changes = 0;
+    while ((now = bt_timer_fallback()) - start < 1000000) {
+        int64_t v = bt_timer_now();
+        if (v != last) {
+            changes++;
+            last = v;
+        }
+    }
+    return changes ? (double)(now - start) / (double)changes : 1e9;
+}
+
+/* A counter that advances in coarse steps (a user-mode emulator updates the
+ * ARM generic timer about once a microsecond) would give short zones a
+ * duration of 0; clock_gettime is then the better clock. */
+static void prefer_the_finer_clock(void)
+{
+    if (!bt_timer_hardware)
+        return;
+    double hardware = granularity_ns();
+    bt_timer_hardware = 0;
+    double fallback = granularity_ns();
+    bt_timer_hardware = !(hardware > 100.0 && hardware > 2.0 * fallback);
+}
+
 void bt_timer_init(void)
 {
 #if defined(__x86_64__)
@@ -57,6 +87,7 @@ void bt_timer_init(void)
 #else
     bt_timer_hardware = 0;
 #endif
+    prefer_the_finer_clock();
 }
 
 int64_t bt_timer_reference_ns(void)
