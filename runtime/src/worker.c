@@ -26,9 +26,9 @@
 #define CALIBRATION_NS       200000000ll
 #define FINAL_DRAIN_NS       2000000000ll
 #define TAIL_PUBLISH_BYTES   65536u
-/* A pass that found less than this waits a millisecond before the next one:
- * draining in batches keeps the worker off the cache lines the emitting
- * threads are writing, which costs them far more than the wait. */
+/* A pass that found less than this (or a quarter of a buffer, if smaller)
+ * waits a millisecond for queries before the next one, instead of spinning
+ * over rings that fill slowly. */
 #define BATCH_BYTES 65536u
 
 /* Keys this session has sent, so that a query is answered by dereferencing
@@ -601,7 +601,8 @@ static void session_run(struct session *s)
         size_t did = drain(s, 0);
         if (!did)
             bt_encoder_flush(&s->enc);
-        session_queries(s, did >= BATCH_BYTES ? 0 : 1);
+        size_t batch = bt_rt.ring_size / 4 < BATCH_BYTES ? bt_rt.ring_size / 4 : BATCH_BYTES;
+        session_queries(s, did >= batch ? 0 : 1);
     }
 }
 
