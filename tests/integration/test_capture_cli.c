@@ -242,6 +242,43 @@ static void sigint_stops_the_capture_and_writes_the_file(void **state)
     finish(&r);
 }
 
+/* The capture process itself killed with SIGKILL: no trace file, but the
+ * journal it kept rebuilds one with every event it had received. */
+static void killed_capture_is_recovered_from_its_journal(void **state)
+{
+    (void)state;
+    char path[4200], journal[4300], rebuilt[4200];
+    path_in_tmp(path, sizeof path, "capture-killed.tracy");
+    path_in_tmp(rebuilt, sizeof rebuilt, "rebuilt.tracy");
+    snprintf(journal, sizeof journal, "%s.journal", path);
+    struct proc r, cap;
+    uint64_t zone_begins;
+    paused_session(&r, &cap, path, 20000, &zone_begins, NULL, NULL, NULL);
+    assert_true(zone_begins > 1000);
+    kill(cap.pid, SIGKILL);
+    assert_int_equal(finish(&cap), 128 + SIGKILL);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+    assert_int_equal(access(path, F_OK), -1);
+    assert_int_equal(access(journal, F_OK), 0);
+    const char *args[] = {"--recover", journal, "-o", rebuilt, NULL};
+    struct proc rec = start(capture_bin, args);
+    assert_int_equal(finish(&rec), 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(rebuilt, &unended), zone_begins);
+}
+
+static void recovering_a_file_that_is_no_journal_exits_1(void **state)
+{
+    (void)state;
+    char rebuilt[4200];
+    path_in_tmp(rebuilt, sizeof rebuilt, "not-rebuilt.tracy");
+    const char *args[] = {"--recover", data_dir, "-o", rebuilt, NULL};
+    struct proc rec = start(capture_bin, args);
+    assert_int_equal(finish(&rec), 1);
+    assert_int_equal(access(rebuilt, F_OK), -1);
+}
+
 static void malformed_input_exits_7_and_keeps_what_came_before(void **state)
 {
     (void)state;
@@ -293,6 +330,9 @@ static void complete_session_exits_0_with_a_summary(void **state)
     uint64_t unended;
     assert_int_equal(zones_in(path, &unended), 8300);
     assert_int_equal(unended, 0);
+    char journal[4300];
+    snprintf(journal, sizeof journal, "%s.journal", path);
+    assert_int_equal(access(journal, F_OK), -1); /* removed once the file is written */
 }
 
 static unsigned free_port(void)
@@ -369,6 +409,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
         cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
+        cmocka_unit_test(killed_capture_is_recovered_from_its_journal),
+        cmocka_unit_test(recovering_a_file_that_is_no_journal_exits_1),
         cmocka_unit_test(malformed_input_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(captures_the_boardtrace_demo),

@@ -118,7 +118,7 @@ static int io_exact(int fd, void *buf, size_t n, int writing, int timeout_ms)
     return BTC_OK;
 }
 
-static int handshake(struct btc_capture *c)
+static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
 {
     uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
     memcpy(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE);
@@ -160,6 +160,13 @@ static int handshake(struct btc_capture *c)
         c->welcome.on_demand_frames = bt_wire_get_u64(od);
         c->welcome.on_demand_time = (int64_t)bt_wire_get_u64(od + 8);
     }
+    if (o->journal) {
+        size_t wl = BT_WELCOME_SIZE +
+                    ((c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) ? BT_ON_DEMAND_SIZE : 0);
+        int rc = btc_journal_open(&c->journal, o->journal, wbuf, wl, c->err, sizeof c->err);
+        if (rc < 0)
+            return rc;
+    }
     return BTC_OK;
 }
 
@@ -188,7 +195,7 @@ static int connect_and_greet(struct btc_capture *c, const struct btc_capture_opt
     }
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return handshake(c);
+    return handshake(c, o);
 }
 
 struct txbuf {
@@ -330,6 +337,7 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
             }
             if (rx_len - pos - 4 < n)
                 break;
+            btc_journal_frame(&c->journal, rx + pos + 4, n);
             if (btc_decoder_frame(&c->dec, rx + pos + 4, n, btc_model_event, &c->model, c->err,
                                   sizeof c->err) < 0) {
                 stream_error = 1;
@@ -370,6 +378,7 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
 {
     memset(c, 0, sizeof *c);
     c->fd = -1;
+    c->journal.fd = -1;
     int rc = connect_and_greet(c, o);
     if (rc < 0)
         return rc;
@@ -393,6 +402,7 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
     rc = receive_loop(c, o);
     close(c->fd);
     c->fd = -1;
+    btc_journal_close(&c->journal);
     return rc;
 }
 
@@ -400,6 +410,7 @@ void btc_capture_free(struct btc_capture *c)
 {
     if (c->fd >= 0)
         close(c->fd);
+    btc_journal_close(&c->journal);
     if (c->have_model) {
         btc_model_free(&c->model);
         btc_decoder_free(&c->dec);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "btc_decode.h"
+#include "btc_journal.h"
 #include "btc_model.h"
 
 struct btc_capture_stats {
@@ -29,6 +30,7 @@ struct btc_capture_opts {
     double stop_after_s;      /* <= 0: no limit */
     uint64_t memory_limit;    /* resident bytes; 0: no limit */
     const char *spool_dir;
+    const char *journal;         /* path of the capture journal, NULL for none */
     volatile sig_atomic_t *stop; /* set asynchronously (signal handler) */
     void (*progress)(void *ctx, const struct btc_capture_stats *s);
     void *progress_ctx;
@@ -53,6 +55,7 @@ struct btc_capture {
     struct btc_decoder dec;
     struct btc_model model;
     struct btc_capture_stats stats;
+    struct btc_journal journal;
     char err[512];
 };
 

@@ -14,6 +14,7 @@
 
 #include "btc_capture.h"
 #include "btc_format.h"
+#include "btc_journal.h"
 #include "btc_tracy.h"
 
 /* Exit codes: 1-5 are upstream tracy-capture's, 6-8 are boardtrace's own. */
@@ -45,6 +46,8 @@ static void usage(FILE *to)
             "Usage: boardtrace-capture -o output.tracy [-a address] [-p port] [-f] [-s seconds]\n"
             "                          [-m percent] [--connect-timeout seconds]\n"
             "                          [--file-version 0.14.0|0.11.1] [--spool-dir dir]\n"
+            "                          [--no-journal]\n"
+            "       boardtrace-capture --recover output.tracy.journal -o output.tracy [-f]\n"
             "\n"
             "  -o FILE        trace file to write (required)\n"
             "  -a ADDR        address of the traced program (default 127.0.0.1)\n"
@@ -61,16 +64,22 @@ static void usage(FILE *to)
             "  --spool-dir DIR\n"
             "                 where the temporary spool files go (default: the output's\n"
             "                 folder, so a board's RAM-backed /tmp is not used)\n"
+            "  --no-journal   do not keep FILE.journal while capturing\n"
+            "  --recover JOURNAL\n"
+            "                 rebuild the trace from the journal a capture left behind when\n"
+            "                 it was killed before writing FILE\n"
             "  -h, --help     this text;  --version  the version\n"
             "\n"
             "SIGINT or SIGTERM stops the capture cleanly; the file is still written.\n"
             "On a terminal a status line shows progress; otherwise one summary line is\n"
-            "printed at the end.\n"
+            "printed at the end. While capturing, FILE.journal holds the frames received\n"
+            "(compressed, as sent); it is deleted once FILE is written.\n"
             "\n"
             "Exit status:\n"
             "  0  trace written (also when stopped by a signal, -s, -m, or a client that\n"
             "     went away: everything received is in the file)\n"
-            "  1  bad arguments, or the client uses an incompatible protocol version\n"
+            "  1  bad arguments (or --recover of a file that is no journal), or the client\n"
+            "     uses an incompatible protocol version\n"
             "  2  the client already served another capture\n"
             "  3  the client dropped the connection during the handshake\n"
             "  4  output file exists (use -f)\n"
@@ -148,9 +157,58 @@ static const char *end_text(enum btc_capture_end e)
     }
 }
 
+/* Frames of the default set as upstream counts them: with the two (three
+ * for on-demand clients) added at connection. */
+static uint64_t default_frames(const struct btc_model *m)
+{
+    uint64_t added = (m->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) ? 3 : 2;
+    return ((struct btc_frameset *)btc_vec_at(&m->framesets, 0))->count + added;
+}
+
+static int write_trace(struct btc_model *m, const char *output, uint32_t version, uint64_t *bytes)
+{
+    char err[512] = "";
+    int rc = btc_model_finish(m);
+    if (rc >= 0)
+        rc = btc_tracy_write(m, output, version, bytes, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "boardtrace-capture: %s\n", err[0] ? err : btc_strerror(rc));
+    return rc;
+}
+
+/* --recover: rebuilds the trace from the journal a capture left behind. */
+static int recover_journal(const char *journal, const char *output, const char *spool_dir,
+                           uint32_t version)
+{
+    static struct btc_decoder dec;
+    static struct btc_model model;
+    char err[512] = "";
+    uint64_t frames = 0, bytes = 0;
+    int rc = btc_journal_replay(journal, spool_dir, &dec, &model, &frames, err, sizeof err);
+    if (rc < 0 && rc != BTC_ERR_PROTOCOL) {
+        fprintf(stderr, "boardtrace-capture: %s\n", err);
+        if (dec.ring)
+            btc_decoder_free(&dec);
+        return rc == BTC_ERR_FORMAT ? EXIT_USAGE_OR_MISMATCH : EXIT_OUTPUT_UNWRITABLE;
+    }
+    if (rc == BTC_ERR_PROTOCOL)
+        fprintf(stderr, "boardtrace-capture: %s\n", err);
+    int code = rc == BTC_ERR_PROTOCOL ? EXIT_STREAM_ERROR : EXIT_OK;
+    if (write_trace(&model, output, version, &bytes) < 0)
+        code = EXIT_WRITE_FAILED;
+    else
+        printf("%s: recovered from %s, %llu frames, %llu events, %llu zones\n", output, journal,
+               (unsigned long long)frames, (unsigned long long)dec.events,
+               (unsigned long long)model.zone_count);
+    btc_model_free(&model);
+    btc_decoder_free(&dec);
+    return code;
+}
+
 int main(int argc, char **argv)
 {
-    const char *output = NULL, *address = "127.0.0.1", *spool_dir = NULL;
+    const char *output = NULL, *address = "127.0.0.1", *spool_dir = NULL, *recover = NULL;
+    int use_journal = 1;
     double port = BT_WIRE_DEFAULT_PORT, seconds = 0, mem_pct = 0, connect_timeout = 0;
     int overwrite = 0;
     uint32_t version = BTC_FILE_VERSION_0_14_0;
@@ -169,6 +227,9 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "-f")) {
             overwrite = 1;
             takes = 0;
+        } else if (!strcmp(a, "--no-journal")) {
+            use_journal = 0;
+            takes = 0;
         } else if (!val &&
                    (!strcmp(a, "-o") || !strcmp(a, "-a") || !strcmp(a, "-p") || !strcmp(a, "-s") ||
                     !strcmp(a, "-m") || !strcmp(a, "--connect-timeout") ||
@@ -181,6 +242,8 @@ int main(int argc, char **argv)
             address = val;
         } else if (!strcmp(a, "--spool-dir")) {
             spool_dir = val;
+        } else if (!strcmp(a, "--recover")) {
+            recover = val;
         } else if (!strcmp(a, "-p")) {
             if (parse_number(val, 1, 65535, &port) < 0) {
                 fprintf(stderr, "boardtrace-capture: -p %s: expected a port number 1..65535\n",
@@ -262,6 +325,14 @@ int main(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
+    if (recover)
+        return recover_journal(recover, output, spool_dir, version);
+
+    /* The journal lets a capture killed before it wrote the file be rebuilt
+     * (--recover); it is removed once the file is written. */
+    char journal[4200];
+    snprintf(journal, sizeof journal, "%s.journal", output);
+
     struct progress prog = {.tty = isatty(STDOUT_FILENO)};
     struct btc_capture_opts opts = {
         .host = address,
@@ -271,6 +342,7 @@ int main(int argc, char **argv)
         .memory_limit =
             mem_pct > 0 ? (uint64_t)(mem_pct / 100.0 * (double)btc_physical_memory()) : 0,
         .spool_dir = spool_dir,
+        .journal = use_journal ? journal : NULL,
         .stop = &stop_flag,
         .progress = on_progress,
         .progress_ctx = &prog,
@@ -292,33 +364,38 @@ int main(int argc, char **argv)
                                                                    : EXIT_DROPPED;
         if (rc == BTC_ERR_STOPPED)
             return EXIT_OK;
+        if (rc == BTC_ERR_IO)
+            return EXIT_OUTPUT_UNWRITABLE;
         return EXIT_NO_CLIENT;
     }
     if (cap.end == BTC_END_STREAM_ERROR || (cap.end == BTC_END_DISCONNECTED && cap.err[0]))
         fprintf(stderr, "boardtrace-capture: %s\n", cap.err);
+    if (cap.journal.failed)
+        fprintf(stderr, "boardtrace-capture: writing the journal %s failed; it was stopped\n",
+                journal);
 
-    char err[512] = "";
     uint64_t bytes = 0;
-    int wrc = btc_model_finish(&cap.model);
-    if (wrc >= 0)
-        wrc = btc_tracy_write(&cap.model, output, version, &bytes, err, sizeof err);
+    int wrc = write_trace(&cap.model, output, version, &bytes);
+    if (wrc < 0) {
+        if (use_journal)
+            fprintf(stderr,
+                    "boardtrace-capture: what was received is in %s; once the problem is "
+                    "fixed: boardtrace-capture --recover %s -o %s\n",
+                    journal, journal, output);
+        btc_capture_free(&cap);
+        return EXIT_WRITE_FAILED;
+    }
+    if (use_journal)
+        unlink(journal);
     const struct btc_capture_stats *s = &cap.stats;
     char in[32], out[32], mem[32];
     human_bytes((double)s->wire_bytes, in, sizeof in);
     human_bytes((double)bytes, out, sizeof out);
     human_bytes((double)s->rss_bytes, mem, sizeof mem);
-    if (wrc < 0) {
-        fprintf(stderr, "boardtrace-capture: %s\n", err[0] ? err : btc_strerror(wrc));
-        btc_capture_free(&cap);
-        return EXIT_WRITE_FAILED;
-    }
     printf("%s: %s, %llu events, %llu zones, %llu frames, %.2f s, received %s, wrote %s, "
            "memory %s\n",
            output, end_text(cap.end), (unsigned long long)s->events, (unsigned long long)s->zones,
-           /* as upstream counts them: the two frames added at connection too */
-           (unsigned long long)((struct btc_frameset *)btc_vec_at(&cap.model.framesets, 0))->count +
-               2,
-           s->elapsed_s, in, out, mem);
+           (unsigned long long)default_frames(&cap.model), s->elapsed_s, in, out, mem);
     int code = cap.end == BTC_END_STREAM_ERROR ? EXIT_STREAM_ERROR : EXIT_OK;
     btc_capture_free(&cap);
     return code;

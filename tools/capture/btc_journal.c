@@ -1,0 +1,140 @@
+/* Capture journal: written frame by frame during a capture, replayed to
+ * rebuild a trace when the capture process did not live to write it. */
+#define _GNU_SOURCE
+#include "btc_journal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    while (n) {
+        ssize_t k = write(fd, b, n);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        b += k;
+        n -= (size_t)k;
+    }
+    return 0;
+}
+
+int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *welcome,
+                     size_t welcome_len, char *err, size_t errlen)
+{
+    j->failed = 0;
+    j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (j->fd < 0) {
+        snprintf(err, errlen, "cannot create the journal %s: %s", path, strerror(errno));
+        return BTC_ERR_IO;
+    }
+    if (write_all(j->fd, BTC_JOURNAL_MAGIC, BTC_JOURNAL_MAGIC_SIZE) < 0 ||
+        write_all(j->fd, welcome, welcome_len) < 0) {
+        snprintf(err, errlen, "cannot write the journal %s: %s", path, strerror(errno));
+        close(j->fd);
+        j->fd = -1;
+        return BTC_ERR_IO;
+    }
+    return BTC_OK;
+}
+
+void btc_journal_frame(struct btc_journal *j, const uint8_t *block, uint32_t n)
+{
+    if (j->fd < 0 || j->failed)
+        return;
+    /* One write per frame: what reached the kernel survives our death. */
+    uint8_t *buf = malloc(4 + (size_t)n);
+    if (!buf) {
+        j->failed = 1;
+        return;
+    }
+    bt_wire_put_u32(buf, n);
+    memcpy(buf + 4, block, n);
+    if (write_all(j->fd, buf, 4 + (size_t)n) < 0)
+        j->failed = 1;
+    free(buf);
+}
+
+void btc_journal_close(struct btc_journal *j)
+{
+    if (j->fd >= 0)
+        close(j->fd);
+    j->fd = -1;
+}
+
+static int read_exact(FILE *f, void *p, size_t n)
+{
+    return fread(p, 1, n, f) == n;
+}
+
+int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decoder *d,
+                       struct btc_model *m, uint64_t *frames, char *err, size_t errlen)
+{
+    *frames = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "cannot open the journal %s: %s", path, strerror(errno));
+        return BTC_ERR_IO;
+    }
+    uint8_t magic[BTC_JOURNAL_MAGIC_SIZE];
+    uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
+    struct btc_welcome w;
+    if (!read_exact(f, magic, sizeof magic) ||
+        memcmp(magic, BTC_JOURNAL_MAGIC, BTC_JOURNAL_MAGIC_SIZE) != 0 ||
+        !read_exact(f, wbuf, BT_WELCOME_SIZE) || btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &w) < 0) {
+        snprintf(err, errlen,
+                 "%s is not a boardtrace capture journal (expected \"%s\" and a "
+                 "welcome message at its start)",
+                 path, BTC_JOURNAL_MAGIC);
+        fclose(f);
+        return BTC_ERR_FORMAT;
+    }
+    if (w.flags & BT_WELCOME_FLAG_ON_DEMAND) {
+        uint8_t *od = wbuf + BT_WELCOME_SIZE;
+        if (!read_exact(f, od, BT_ON_DEMAND_SIZE)) {
+            snprintf(err, errlen, "%s: journal ends inside the on-demand payload", path);
+            fclose(f);
+            return BTC_ERR_FORMAT;
+        }
+        w.on_demand_frames = bt_wire_get_u64(od);
+        w.on_demand_time = (int64_t)bt_wire_get_u64(od + 8);
+    }
+    int rc = btc_decoder_init(d, &w);
+    if (rc < 0) {
+        snprintf(err, errlen, "out of memory for the stream decoder");
+        fclose(f);
+        return rc;
+    }
+    rc = btc_model_init(m, &w, spool_dir, err, errlen);
+    uint8_t *block = malloc(BT_WIRE_LZ4_BOUND);
+    if (rc >= 0 && !block) {
+        snprintf(err, errlen, "out of memory for the journal reader");
+        rc = BTC_ERR_NOMEM;
+    }
+    while (rc >= 0) {
+        uint8_t sz[4];
+        if (!read_exact(f, sz, 4))
+            break;
+        uint32_t n = bt_wire_get_u32(sz);
+        if (n == 0 || n > BT_WIRE_LZ4_BOUND) {
+            snprintf(err, errlen, "%s: frame %llu has size %u, expected 1..%u", path,
+                     (unsigned long long)*frames, n, (unsigned)BT_WIRE_LZ4_BOUND);
+            rc = BTC_ERR_PROTOCOL;
+            break;
+        }
+        if (!read_exact(f, block, n))
+            break; /* cut short when the capture died mid-write */
+        rc = btc_decoder_frame(d, block, n, btc_model_event, m, err, errlen);
+        if (rc >= 0)
+            (*frames)++;
+    }
+    free(block);
+    fclose(f);
+    return rc;
+}

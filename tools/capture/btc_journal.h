@@ -1,0 +1,38 @@
+/* The capture journal: the welcome message and every frame exactly as
+ * received, appended with one write() per frame while capturing. If the
+ * capture process itself dies (SIGKILL, power loss of the board's shell),
+ * the journal is still on disk and replaying it rebuilds the trace; after a
+ * normal capture it is deleted. Its size is the compressed wire size. */
+#ifndef BTC_JOURNAL_H
+#define BTC_JOURNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "btc_decode.h"
+#include "btc_model.h"
+
+#define BTC_JOURNAL_MAGIC      "BTJRNL01"
+#define BTC_JOURNAL_MAGIC_SIZE 8u
+
+struct btc_journal {
+    int fd;
+    int failed; /* a write failed: journaling stopped, the capture goes on */
+};
+
+/* Creates (truncates) the journal and writes the magic and the welcome bytes
+ * (BT_WELCOME_SIZE, plus BT_ON_DEMAND_SIZE for an on-demand client). */
+int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *welcome,
+                     size_t welcome_len, char *err, size_t errlen);
+/* Appends one frame (u32 size + block) as it came off the socket. */
+void btc_journal_frame(struct btc_journal *j, const uint8_t *block, uint32_t n);
+void btc_journal_close(struct btc_journal *j);
+
+/* Replays a journal through a decoder and model it initialises (spools in
+ * spool_dir). A frame cut short by the death of the capture ends the replay
+ * cleanly; *frames receives the number of frames applied. Returns BTC_OK,
+ * or BTC_ERR_PROTOCOL with the model holding everything before the error. */
+int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decoder *d,
+                       struct btc_model *m, uint64_t *frames, char *err, size_t errlen);
+
+#endif
