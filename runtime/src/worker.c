@@ -38,6 +38,7 @@ struct key_set {
     uint64_t *slots; /* 0 = empty (no key is 0) */
     size_t cap;
     size_t count;
+    uint64_t last; /* most events repeat the previous key: skip the lookup */
 };
 
 struct session {
@@ -76,8 +77,10 @@ static int key_set_has(const struct key_set *k, uint64_t key)
 
 static void key_set_add(struct key_set *k, uint64_t key)
 {
-    if (key == 0 || key_set_has(k, key))
+    if (key == k->last || key == 0 || key_set_has(k, key)) {
+        k->last = key;
         return;
+    }
     if ((k->count + 1) * 2 > k->cap) {
         size_t cap = k->cap ? 2 * k->cap : 1024;
         uint64_t *slots = calloc(cap, sizeof(uint64_t));
@@ -100,6 +103,7 @@ static void key_set_add(struct key_set *k, uint64_t key)
         i = (i + 1) & (k->cap - 1);
     k->slots[i] = key;
     k->count++;
+    k->last = key;
 }
 
 static void key_set_free(struct key_set *k)
