@@ -30,6 +30,10 @@
  * waits a millisecond for queries before the next one, instead of spinning
  * over rings that fill slowly. */
 #define BATCH_BYTES 65536u
+/* Buffers of exited threads kept for a capture that has not come yet (when
+ * events may be dropped, i.e. without TRACY_NO_EXIT): beyond this many, the
+ * oldest go, so a program that keeps starting threads stays bounded. */
+#define RETIRED_KEPT 16u
 
 /* Keys this session has sent, so that a query is answered by dereferencing
  * only what the program itself handed out: a peer asking about any other
@@ -504,6 +508,49 @@ static size_t drain(struct session *s, int discard)
     return did;
 }
 
+/* Records in a ring from tail to head, for the count of dropped events. */
+static uint64_t ring_records(const struct bt_thread *t)
+{
+    uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    size_t size = t->mask + 1;
+    uint64_t n = 0;
+    while (tail != head) {
+        size_t idx = tail & t->mask;
+        struct bt_rec r;
+        memcpy(&r, t->data + idx, sizeof(r));
+        if (r.kind == BT_REC_PAD) {
+            tail += size - idx;
+            continue;
+        }
+        tail += BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
+        n++;
+    }
+    return n;
+}
+
+/* While no capture is connected and events may be dropped: frees the
+ * buffers of exited threads beyond the RETIRED_KEPT most recent ones (the
+ * list is newest first), counting their events as dropped. */
+static void prune_retired(void)
+{
+    unsigned kept = 0;
+    pthread_mutex_lock(&bt_rt.mutex);
+    struct bt_thread **link = &bt_rt.threads;
+    while (*link) {
+        struct bt_thread *t = *link;
+        if (!atomic_load_explicit(&t->retired, memory_order_acquire) || kept++ < RETIRED_KEPT) {
+            link = &t->next;
+            continue;
+        }
+        atomic_fetch_add_explicit(&bt_rt.dropped, ring_records(t), memory_order_relaxed);
+        *link = t->next;
+        free(t->data);
+        free(t);
+    }
+    pthread_mutex_unlock(&bt_rt.mutex);
+}
+
 /* Fills the welcome message; returns the timer multiplier it announces. */
 static double welcome_build(uint8_t *w)
 {
@@ -656,6 +703,8 @@ void *bt_worker_main(void *arg)
                     broadcast(bfd, l.port, -1);
                 break;
             }
+            if (!bt_rt.no_exit)
+                prune_retired();
             int64_t now = now_ns();
             if (bfd >= 0 && now - last_broadcast >= BROADCAST_PERIOD_NS) {
                 broadcast(bfd, l.port, (int32_t)((uint64_t)time(NULL) - bt_rt.epoch));

@@ -2,7 +2,7 @@
  * argument, each emitting a known number of every event kind through
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
- * callstacks, bursts, sleep, tracyc, deep DEPTH, linger, idle. */
+ * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, linger, idle. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -210,6 +210,34 @@ static void nest(int depth)
     BT_ZONE_END(z);
 }
 
+/* Threads that come and go before any capture: each emits 10 zones. */
+static void *churn_worker(void *arg)
+{
+    (void)arg;
+    for (int i = 0; i < 10; i++) {
+        BT_ZONE_N(z, "churn", 1);
+        BT_ZONE_END(z);
+    }
+    return NULL;
+}
+
+static int scenario_churn(int threads)
+{
+    for (int i = 0; i < threads; i++) {
+        pthread_t th;
+        pthread_create(&th, NULL, churn_worker, NULL);
+        pthread_join(th, NULL);
+    }
+    struct timespec ts = {0, 200000000}; /* the worker prunes every 10 ms */
+    nanosleep(&ts, NULL);
+    printf("dropped %llu\n", (unsigned long long)bt_dropped_events());
+    fflush(stdout);
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
+    return 0;
+}
+
 /* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
 int scenario_tracyc(void);
 
@@ -247,6 +275,8 @@ int main(int argc, char **argv)
         return scenario_drop(atol(argv[2]), argc > 3);
     if (strcmp(what, "callstacks") == 0)
         return scenario_callstacks();
+    if (strcmp(what, "churn") == 0 && argc > 2)
+        return scenario_churn(atoi(argv[2]));
     if (strcmp(what, "deep") == 0 && argc > 2) {
         nest(atoi(argv[2]));
         return 0;

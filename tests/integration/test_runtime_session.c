@@ -824,6 +824,33 @@ static void unwatched_events_beyond_the_bound_are_dropped_and_counted(void **sta
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void exited_threads_keep_bounded_memory_before_a_capture(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"churn", "100", "wait", NULL};
+    const char *env[] = {"BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 60000), 0);
+    unsigned long long dropped = 0;
+    assert_int_equal(sscanf(line, "dropped %llu", &dropped), 1);
+    /* 100 threads of 10 zones (20 records each): all but the 16 newest gone */
+    assert_true(dropped >= 20 * (100 - 16) && dropped < 20 * 100);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    close(c.in);
+    c.in = -1;
+    int rc = bt_ts_run(&s, 60000);
+    if (rc != 0)
+        fprintf(stderr, "test server: %s\n", s.error);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s.zones_total * 2 + dropped, 2000); /* kept or counted, never lost */
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 4) {
@@ -864,6 +891,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(a_busy_port_moves_the_program_to_the_next_one,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(the_broadcast_announces_port_pid_and_name, kill_leftover_child),
+        cmocka_unit_test_teardown(exited_threads_keep_bounded_memory_before_a_capture,
+                                  kill_leftover_child),
         cmocka_unit_test_teardown(unwatched_events_beyond_the_bound_are_dropped_and_counted,
                                   kill_leftover_child),
     };
