@@ -33,8 +33,8 @@ int btd_cmd_check(const struct btd_options *o)
         return status;
     }
     line("reachable", "yes, %s", d.conn.where);
-    line("host key", "%s", "verified against known_hosts");
-    line("authentication", "%s", "ok (public key)");
+    line("host key", "%s, matches known_hosts", d.conn.hostkey);
+    line("authentication", "ok (%s)", d.conn.auth_method);
     char err[600];
     struct btd_board *b = &d.board;
     if (btd_board_probe(&d.conn, o->remote_dir, true, b, err, sizeof err) != 0) {

@@ -198,6 +198,8 @@ static int verify_host_key(struct btd_conn *c, const struct btd_connect_options 
                   ssh_get_error(c->session));
         break;
     }
+    if (rc == BTD_EXIT_OK)
+        snprintf(c->hostkey, sizeof c->hostkey, "%s %s", type, fp);
     ssh_string_free_char(file);
     return rc;
 }
@@ -205,8 +207,10 @@ static int verify_host_key(struct btd_conn *c, const struct btd_connect_options 
 static int authenticate(struct btd_conn *c, const struct btd_connect_options *o)
 {
     int rc = ssh_userauth_none(c->session, NULL);
-    if (rc == SSH_AUTH_SUCCESS)
+    if (rc == SSH_AUTH_SUCCESS) {
+        snprintf(c->auth_method, sizeof c->auth_method, "none (the board asks for nothing)");
         return BTD_EXIT_OK;
+    }
     if (rc == SSH_AUTH_ERROR) {
         btd_error("authentication with %s failed: %s", c->where, ssh_get_error(c->session));
         return BTD_EXIT_AUTH;
@@ -214,8 +218,10 @@ static int authenticate(struct btd_conn *c, const struct btd_connect_options *o)
     int methods = ssh_userauth_list(c->session, NULL);
     if (methods & SSH_AUTH_METHOD_PUBLICKEY) {
         rc = ssh_userauth_publickey_auto(c->session, NULL, NULL);
-        if (rc == SSH_AUTH_SUCCESS)
+        if (rc == SSH_AUTH_SUCCESS) {
+            snprintf(c->auth_method, sizeof c->auth_method, "public key");
             return BTD_EXIT_OK;
+        }
     }
     btd_error("authentication with %s refused: tried %s%s%sthe default identity files; the "
               "board accepts:%s%s%s. boardtrace never takes passwords on the command line: "

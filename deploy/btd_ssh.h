@@ -35,8 +35,10 @@ struct btd_conn {
     char host[256];
     int port;
     char user[128];
-    sftp_session sftp; /* NULL until btd_conn_sftp succeeds */
-    int sftp_state;    /* 0 not tried, 1 available, -1 not offered */
+    char hostkey[200];    /* "ssh-ed25519 SHA256:..." once verified */
+    char auth_method[48]; /* "public key" or "none ..." */
+    sftp_session sftp;    /* NULL until btd_conn_sftp succeeds */
+    int sftp_state;       /* 0 not tried, 1 available, -1 not offered */
 };
 
 /* Connects, verifies the host key and authenticates. Returns BTD_EXIT_OK or
