@@ -4,6 +4,7 @@
 #include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
+#include "btd_quote.h"
 #include "btd_session.h"
 
 #include <boardtrace/config.h>
@@ -200,6 +201,30 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
            d->t_run - d->t_upload, d->t_pull - d->t_run);
 }
 
+/* The command that gets a trace left on the board, ready to paste. */
+static void fetch_hint(const struct btd_options *o, const char *dir, const char *output)
+{
+    struct btd_buf b = {0};
+    btd_buf_puts(&b, "boardtrace fetch --host ");
+    btd_quote_append(&b, o->host);
+    const char *pairs[][2] = {{"-i", o->identity},
+                              {"-F", o->ssh_config},
+                              {"--known-hosts", o->known_hosts},
+                              {"-o", output}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        if (pairs[i][1]) {
+            btd_buf_printf(&b, " %s ", pairs[i][0]);
+            btd_quote_append(&b, pairs[i][1]);
+        }
+    }
+    btd_buf_puts(&b, " ");
+    btd_quote_append(&b, dir);
+    btd_note("the board's folder %s was left in place; if the capture wrote its trace, get it "
+             "with:\n  %s",
+             dir, btd_buf_str(&b));
+    btd_buf_free(&b);
+}
+
 static char *default_output(const char *program)
 {
     char *copy = btd_xstrdup(program);
@@ -274,8 +299,7 @@ int btd_cmd_run(const struct btd_options *o)
                 status = BTD_EXIT_CAPTURE;
             }
         }
-        if (status == BTD_EXIT_OK ||
-            (status == BTD_EXIT_INTERRUPTED && s.trace_size >= 0 && btd_interrupted < 2)) {
+        if (status == BTD_EXIT_OK) {
             char remote[1200];
             snprintf(remote, sizeof remote, "%s/trace.tracy", d.board.dir);
             int pull =
@@ -294,15 +318,14 @@ int btd_cmd_run(const struct btd_options *o)
             } else {
                 status = pull;
                 leave = true;
-                btd_note("resume with: boardtrace fetch --host '%s' -o '%s' '%s'", o->host,
-                         r.output, remote);
             }
         }
     }
-    if (d.conn.session && ssh_is_connected(d.conn.session))
-        btd_deploy_cleanup(&d, o->keep || leave);
-    else if (d.board.dir[0])
-        btd_note("the board's folder %s was left in place", d.board.dir);
+    bool connected = d.conn.session && ssh_is_connected(d.conn.session);
+    if (connected && !leave)
+        btd_deploy_cleanup(&d, o->keep);
+    if (d.board.dir[0] && !r.pulled && (leave || !connected))
+        fetch_hint(o, d.board.dir, r.output);
     if (d.board.uname_m[0] || status != BTD_EXIT_OK) {
         r.status = status;
         if (write_record(&d, &s, &r) != BTD_EXIT_OK && status == BTD_EXIT_OK)

@@ -225,7 +225,7 @@ int btd_session_wait(struct btd_session *s)
     struct pollfd fds[64];
     for (;;) {
         if (btd_interrupted >= 2) {
-            btd_error("interrupted; the board's folder %s is left in place", s->d->board.dir);
+            btd_error("interrupted");
             return BTD_EXIT_INTERRUPTED;
         }
         if (btd_interrupted == 1 && !s->stop_sent)

@@ -11,7 +11,12 @@
  * closed between two looks; whichever side closed first then still shows in
  * TIME_WAIT. Connections still being attempted (SYN_SENT, 02) do not count. */
 
-/* Background jobs of a non-interactive shell ignore SIGINT, so the program
+/* If the host goes away, writing to the channel raises SIGPIPE: the
+ * supervisor and the capture's relay ignore it (set after the program and
+ * capture started, so they keep the default) so that the capture still
+ * finishes its trace for a later `boardtrace fetch`.
+ *
+ * Background jobs of a non-interactive shell ignore SIGINT, so the program
  * is stopped with TERM; the capture gets INT first because tracy-capture
  * installs a handler for it and saves what it has. */
 
@@ -40,7 +45,8 @@ static const char script_head[] =
  * line tagged, so it never mixes with the program's. */
 static const char script_capture[] =
     "rm -f cap.fifo && mkfifo cap.fifo || { say capture-failed 127; exit 0; }\n"
-    "while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 &\n"
+    "( trap '' PIPE\n"
+    "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
     "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null &\n"
     "cp=$!\n"
@@ -49,6 +55,7 @@ static const char script_capture[] =
     "say capture-started $cp\n";
 
 static const char script_ready[] = "pp=$!\n"
+                                   "trap '' PIPE\n"
                                    "say program-started $pp\n"
                                    "n=0; ready=0\n"
                                    "while :; do\n"
