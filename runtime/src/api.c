@@ -147,14 +147,17 @@ static int clamp_depth(int depth)
     return depth > 62 ? 62 : depth;
 }
 
+/* The return address into the program's code, taken in a public function:
+ * a callstack starts there, whatever the runtime's own frames are. */
+#define CALLER ((uintptr_t)__builtin_return_address(0))
+
 /* A record with an optional callstack and a payload; returns 0 if dropped. */
-static __attribute__((noinline)) int emit_record(struct bt_thread *t, uint8_t kind, int depth,
-                                                 uint32_t b, const void *p1, size_t n1,
-                                                 const void *p2, size_t n2, size_t keep)
+static int emit_record(struct bt_thread *t, uint8_t kind, int depth, uint32_t b, const void *p1,
+                       size_t n1, const void *p2, size_t n2, size_t keep, uintptr_t caller)
 {
     uint64_t frames[64];
     depth = clamp_depth(depth);
-    int nframes = depth > 0 ? bt_callstack_capture(frames, depth, 2) : 0;
+    int nframes = depth > 0 ? bt_callstack_capture(frames, depth, caller) : 0;
     size_t payload = n1 + n2;
     size_t need = BT_REC_HEADER + 8u * (size_t)nframes + BT_REC_ALIGN(payload);
     uint8_t *p = ring_reserve(t, need, keep);
@@ -186,7 +189,7 @@ bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
     size_t keep = zone_keep(t) + BT_REC_HEADER;
     if (__builtin_expect(depth > 0, 0)) {
         uint64_t key = (uint64_t)(uintptr_t)loc;
-        if (!emit_record(t, BT_REC_ZONE_BEGIN, depth, 0, &key, 8, NULL, 0, keep))
+        if (!emit_record(t, BT_REC_ZONE_BEGIN, depth, 0, &key, 8, NULL, 0, keep, CALLER))
             return z;
     } else {
         uint8_t *p = ring_reserve(t, BT_REC_HEADER + 8, keep);
@@ -255,12 +258,15 @@ static void srcloc_fit(size_t *file_len, size_t *function_len, size_t *name_len)
         *name_len = third;
 }
 
-static bt_zone zone_begin_payload(struct bt_thread *t, const uint8_t *payload, size_t len,
-                                  int depth)
+static bt_zone zone_begin_made(uint64_t handle, int depth, int active, uintptr_t caller)
 {
     bt_zone z = {0};
-    if (!emit_record(t, BT_REC_ZONE_BEGIN_DYN, depth, 0, payload, len, NULL, 0,
-                     zone_keep(t) + BT_REC_HEADER))
+    struct bt_thread *t = tls_thread;
+    if (!active || !handle || !t)
+        return z;
+    const struct bt_made_srcloc *m = (const struct bt_made_srcloc *)(uintptr_t)handle;
+    if (!emit_record(t, BT_REC_ZONE_BEGIN_DYN, depth, 0, m->data, m->len, NULL, 0,
+                     zone_keep(t) + BT_REC_HEADER, caller))
         return z;
     t->open_zones++;
     z.active = 1;
@@ -286,7 +292,7 @@ bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
         /* callstack capture lives in emit_record; go through a made slot */
         uint64_t h =
             bt_srcloc_make(line, file, file_len, function, function_len, name, name_len, color);
-        return bt_zone_begin_made(h, depth, active);
+        return zone_begin_made(h, depth, active, CALLER);
     }
     uint8_t *p = ring_reserve(t, need, zone_keep(t) + BT_REC_HEADER);
     if (!p)
@@ -326,12 +332,7 @@ uint64_t bt_srcloc_make(uint32_t line, const char *file, size_t file_len, const 
 
 bt_zone bt_zone_begin_made(uint64_t handle, int depth, int active)
 {
-    bt_zone z = {0};
-    struct bt_thread *t = tls_thread;
-    if (!active || !handle || !t)
-        return z;
-    const struct bt_made_srcloc *m = (const struct bt_made_srcloc *)(uintptr_t)handle;
-    return zone_begin_payload(t, m->data, m->len, depth);
+    return zone_begin_made(handle, depth, active, CALLER);
 }
 
 static void zone_string(bt_zone zone, uint8_t kind, const char *text, size_t len)
@@ -341,7 +342,7 @@ static void zone_string(bt_zone zone, uint8_t kind, const char *text, size_t len
         return;
     if (len > payload_max())
         len = payload_max();
-    emit_record(t, kind, 0, 0, text, len, NULL, 0, zone_keep(t));
+    emit_record(t, kind, 0, 0, text, len, NULL, 0, zone_keep(t), CALLER);
 }
 
 void bt_zone_text(bt_zone zone, const char *text, size_t len)
@@ -394,7 +395,8 @@ void bt_message(const char *text, size_t len, enum bt_severity severity, int dep
         return;
     if (len > payload_max())
         len = payload_max();
-    emit_record(t, BT_REC_MESSAGE, depth, message_meta(severity), text, len, NULL, 0, zone_keep(t));
+    emit_record(t, BT_REC_MESSAGE, depth, message_meta(severity), text, len, NULL, 0, zone_keep(t),
+                CALLER);
 }
 
 void bt_message_color(const char *text, size_t len, uint32_t color, enum bt_severity severity,
@@ -406,7 +408,7 @@ void bt_message_color(const char *text, size_t len, uint32_t color, enum bt_seve
     if (len > payload_max())
         len = payload_max();
     emit_record(t, BT_REC_MESSAGE_COLOR, depth, message_meta(severity) | (color & 0xFFFFFFu), text,
-                len, NULL, 0, zone_keep(t));
+                len, NULL, 0, zone_keep(t), CALLER);
 }
 
 void bt_message_literal(const char *text, enum bt_severity severity, int depth)
@@ -416,7 +418,7 @@ void bt_message_literal(const char *text, enum bt_severity severity, int depth)
         return;
     uint64_t address = (uint64_t)(uintptr_t)text;
     emit_record(t, BT_REC_LITERAL, depth, message_meta(severity), &address, 8, NULL, 0,
-                zone_keep(t));
+                zone_keep(t), CALLER);
 }
 
 void bt_message_literal_color(const char *text, uint32_t color, enum bt_severity severity,
@@ -427,7 +429,7 @@ void bt_message_literal_color(const char *text, uint32_t color, enum bt_severity
         return;
     uint64_t address = (uint64_t)(uintptr_t)text;
     emit_record(t, BT_REC_LITERAL_COLOR, depth, message_meta(severity) | (color & 0xFFFFFFu),
-                &address, 8, NULL, 0, zone_keep(t));
+                &address, 8, NULL, 0, zone_keep(t), CALLER);
 }
 
 void bt_app_info(const char *text, size_t len)
@@ -437,7 +439,7 @@ void bt_app_info(const char *text, size_t len)
         return;
     if (len > payload_max())
         len = payload_max();
-    emit_record(t, BT_REC_APP_INFO, 0, 0, text, len, NULL, 0, zone_keep(t));
+    emit_record(t, BT_REC_APP_INFO, 0, 0, text, len, NULL, 0, zone_keep(t), CALLER);
 }
 
 static void plot(const char *name, uint8_t type, uint64_t bits)
@@ -482,7 +484,7 @@ void bt_plot_config(const char *name, enum bt_plot_format format, int step, int 
         return;
     uint64_t payload[2] = {(uint64_t)(uintptr_t)name, color};
     uint32_t b = (uint32_t)format | (uint32_t)(step ? 1 : 0) << 8 | (uint32_t)(fill ? 1 : 0) << 16;
-    emit_record(t, BT_REC_PLOT_CONFIG, 0, b, payload, 16, NULL, 0, zone_keep(t));
+    emit_record(t, BT_REC_PLOT_CONFIG, 0, b, payload, 16, NULL, 0, zone_keep(t), CALLER);
 }
 
 void bt_thread_set_name(const char *name)
@@ -541,14 +543,15 @@ static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
 }
 
 /* Emits one serial event; returns 0 if it was dropped. */
-static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth)
+static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth,
+                       uintptr_t caller)
 {
     if (bt_runtime_start() != 0)
         return 0;
     struct bt_thread *t = thread_current();
     uint64_t frames[64];
     depth = clamp_depth(depth);
-    int nframes = depth > 0 ? bt_callstack_capture(frames, depth, 2) : 0;
+    int nframes = depth > 0 ? bt_callstack_capture(frames, depth, caller) : 0;
     unsigned extra = ((unsigned)nframes + BT_SLOT_FRAMES - 1) / BT_SLOT_FRAMES;
     uint64_t pos;
     struct bt_slot *s = serial_reserve(1 + extra, &pos);
@@ -576,34 +579,35 @@ static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int dep
 
 void bt_frame_mark(const char *name)
 {
-    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG, 0, (uint64_t)(uintptr_t)name, 0);
+    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG, 0, (uint64_t)(uintptr_t)name, 0, CALLER);
 }
 
 void bt_frame_mark_start(const char *name)
 {
-    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_START, 0, (uint64_t)(uintptr_t)name, 0);
+    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_START, 0, (uint64_t)(uintptr_t)name, 0, CALLER);
 }
 
 void bt_frame_mark_end(const char *name)
 {
-    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_END, 0, (uint64_t)(uintptr_t)name, 0);
+    serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_END, 0, (uint64_t)(uintptr_t)name, 0, CALLER);
 }
 
 void bt_mem_alloc(const void *ptr, size_t size, const char *pool, int depth)
 {
-    serial_emit(BT_SLOT_MEM_ALLOC, (uint64_t)(uintptr_t)ptr, size, (uint64_t)(uintptr_t)pool,
-                depth);
+    serial_emit(BT_SLOT_MEM_ALLOC, (uint64_t)(uintptr_t)ptr, size, (uint64_t)(uintptr_t)pool, depth,
+                CALLER);
 }
 
 void bt_mem_free(const void *ptr, const char *pool, int depth)
 {
-    serial_emit(BT_SLOT_MEM_FREE, (uint64_t)(uintptr_t)ptr, 0, (uint64_t)(uintptr_t)pool, depth);
+    serial_emit(BT_SLOT_MEM_FREE, (uint64_t)(uintptr_t)ptr, 0, (uint64_t)(uintptr_t)pool, depth,
+                CALLER);
 }
 
 void bt_mem_discard(const char *pool, int depth)
 {
     if (pool)
-        serial_emit(BT_SLOT_MEM_DISCARD, 0, 0, (uint64_t)(uintptr_t)pool, depth);
+        serial_emit(BT_SLOT_MEM_DISCARD, 0, 0, (uint64_t)(uintptr_t)pool, depth, CALLER);
 }
 
 struct bt_lock *bt_lock_announce(const struct bt_srcloc *loc)
@@ -626,18 +630,18 @@ struct bt_lock *bt_lock_announce(const struct bt_srcloc *loc)
 void bt_lock_terminate(struct bt_lock *lock)
 {
     if (lock)
-        serial_emit(BT_SLOT_LOCK_TERMINATE, lock->id, 0, 0, 0);
+        serial_emit(BT_SLOT_LOCK_TERMINATE, lock->id, 0, 0, 0, CALLER);
 }
 
 int bt_lock_before_lock(struct bt_lock *lock)
 {
-    return lock ? serial_emit(BT_SLOT_LOCK_WAIT, lock->id, 0, 0, 0) : 0;
+    return lock ? serial_emit(BT_SLOT_LOCK_WAIT, lock->id, 0, 0, 0, CALLER) : 0;
 }
 
 void bt_lock_after_lock(struct bt_lock *lock)
 {
     if (lock)
-        lock->held_dropped = !serial_emit(BT_SLOT_LOCK_OBTAIN, lock->id, 0, 0, 0);
+        lock->held_dropped = !serial_emit(BT_SLOT_LOCK_OBTAIN, lock->id, 0, 0, 0, CALLER);
 }
 
 void bt_lock_after_unlock(struct bt_lock *lock)
@@ -648,7 +652,7 @@ void bt_lock_after_unlock(struct bt_lock *lock)
         lock->held_dropped = 0;
         return;
     }
-    serial_emit(BT_SLOT_LOCK_RELEASE, lock->id, 0, 0, 0);
+    serial_emit(BT_SLOT_LOCK_RELEASE, lock->id, 0, 0, 0, CALLER);
 }
 
 void bt_lock_after_try_lock(struct bt_lock *lock, int acquired)
@@ -660,7 +664,7 @@ void bt_lock_after_try_lock(struct bt_lock *lock, int acquired)
 void bt_lock_mark(struct bt_lock *lock, const struct bt_srcloc *loc)
 {
     if (lock)
-        serial_emit(BT_SLOT_LOCK_MARK, lock->id, (uint64_t)(uintptr_t)loc, 0, 0);
+        serial_emit(BT_SLOT_LOCK_MARK, lock->id, (uint64_t)(uintptr_t)loc, 0, 0, CALLER);
 }
 
 void bt_lock_set_name(struct bt_lock *lock, const char *name, size_t len)

@@ -27,8 +27,7 @@
 
 struct unwind_state {
     uint64_t *frames;
-    int depth;
-    int skip;
+    int max;
     int count;
 };
 
@@ -38,12 +37,8 @@ static _Unwind_Reason_Code unwind_step(struct _Unwind_Context *ctx, void *arg)
     uintptr_t ip = _Unwind_GetIP(ctx);
     if (ip == 0)
         return _URC_END_OF_STACK;
-    if (s->skip > 0) {
-        s->skip--;
-        return _URC_NO_REASON;
-    }
     s->frames[s->count++] = ip;
-    return s->count < s->depth ? _URC_NO_REASON : _URC_END_OF_STACK;
+    return s->count < s->max ? _URC_NO_REASON : _URC_END_OF_STACK;
 }
 
 int bt_callstack_walk_frames(uintptr_t fp, uintptr_t lo, uintptr_t hi, uint64_t *frames, int depth)
@@ -98,22 +93,36 @@ static void stack_bounds(void)
     pthread_attr_destroy(&attr);
 }
 
-__attribute__((noinline)) int bt_callstack_capture(uint64_t *frames, int depth, int skip)
+/* Frames the runtime itself may add above the program's (capture, emit, the
+ * public function, and what the unwinder reports of itself). */
+#define RUNTIME_FRAMES 8
+
+__attribute__((noinline)) int bt_callstack_capture(uint64_t *frames, int depth, uintptr_t caller)
 {
+    uint64_t all[64 + RUNTIME_FRAMES];
+    int want = depth + RUNTIME_FRAMES, n;
     if (unwind_mode_fp()) {
         if (stack_hi == 0)
             stack_bounds();
-        uint64_t all[64 + 8];
-        int want = depth + skip < 64 + 8 ? depth + skip : 64 + 8;
-        int n = bt_callstack_walk_frames((uintptr_t)__builtin_frame_address(0), stack_lo, stack_hi,
-                                         all, want);
-        int kept = n > skip ? n - skip : 0;
-        memcpy(frames, all + skip, 8u * (size_t)kept);
-        return kept;
+        n = bt_callstack_walk_frames((uintptr_t)__builtin_frame_address(0), stack_lo, stack_hi, all,
+                                     want);
+    } else {
+        struct unwind_state s = {all, want, 0};
+        _Unwind_Backtrace(unwind_step, &s);
+        n = s.count;
     }
-    struct unwind_state s = {frames, depth, skip + 1, 0};
-    _Unwind_Backtrace(unwind_step, &s);
-    return s.count;
+    /* the program's frames start at `caller`; without it (or if the walk
+     * never meets it) only this function's own frame is left out, which the
+     * unwinder reports and the frame walk does not */
+    int first = n > 0 && !unwind_mode_fp() ? 1 : 0;
+    for (int i = 0; caller && i < n; i++)
+        if (all[i] == caller) {
+            first = i;
+            break;
+        }
+    int kept = n - first < depth ? n - first : depth;
+    memcpy(frames, all + first, 8u * (size_t)kept);
+    return kept;
 }
 
 uint64_t bt_address_canonical(uint64_t address)

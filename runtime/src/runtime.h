@@ -177,8 +177,9 @@ void bt_serial_release(struct bt_serial *q, const struct bt_slot *s);
  * unless NO_POINTER_COMPRESSION is set. */
 uint64_t bt_address_canonical(uint64_t address);
 
-/* Captures up to depth return addresses of the caller, innermost first,
- * skipping `skip` frames of the runtime itself. Returns the count. */
-int bt_callstack_capture(uint64_t *frames, int depth, int skip);
+/* Captures up to depth return addresses, innermost first, starting at
+ * `caller` (the return address into the program, taken in the public
+ * function; 0 = the caller of this function). Returns the count. */
+int bt_callstack_capture(uint64_t *frames, int depth, uintptr_t caller);
 
 #endif

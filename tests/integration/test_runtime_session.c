@@ -482,6 +482,8 @@ static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
     assert_true(s.symbols_answered >= 1);
     assert_int_equal(s.callstack_frames_answered, s.frames_seen.count);
     assert_true(bt_ts_saw_text(&s, "callstack_leaf"));
+    /* each starts at the caller of the API, never inside the runtime */
+    assert_int_equal(bt_ts_callstacks_starting_in(&s, "callstack_leaf"), 80);
     assert_true(bt_ts_saw_text_ending(&s, "/bt_traced.c")); /* DWARF line table */
     assert_true(bt_ts_saw_text(&s, "callstack_middle"));
     assert_true(bt_ts_saw_text(&s, "main")); /* scenario_callstacks is inlined into it */

@@ -416,6 +416,8 @@ static int canonical(uint64_t a)
 static void callstack_payload(struct bt_test_server *s, const uint8_t *p, size_t len)
 {
     s->callstacks++;
+    if (len >= 8)
+        (*bt_ts_map_get(&s->first_frames, bt_wire_get_u64(p), 1))++;
     for (size_t i = 0; i + 8 <= len; i += 8) {
         uint64_t a = bt_wire_get_u64(p + i);
         if (!canonical(a))
@@ -741,14 +743,19 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         break;
     }
     case BT_EV_CALLSTACK_FRAME_SIZE:
+        s->answering_frame = bt_wire_get_u64(p + 1);
         if (take_single(s, "CallstackFrameSize", &text, &len) == 0 && p[9] == 0)
             fail(s, "CallstackFrameSize with 0 frames");
         answer(s, &s->pending_callstack_frames, "CallstackFrameSize");
         s->callstack_frames_answered++;
         break;
     case BT_EV_CALLSTACK_FRAME: {
-        if (take_single(s, "CallstackFrame", &text, &len) == 0)
-            keep_text(s, text, len);
+        if (take_single(s, "CallstackFrame", &text, &len) == 0) {
+            uint64_t *name = bt_ts_map_get(&s->frame_functions, s->answering_frame, 1);
+            uint64_t index = keep_text(s, text, len);
+            if (*name == 0) /* inline frames follow the outermost: keep the first */
+                *name = index;
+        }
         if (s->second_len < 0)
             fail(s, "CallstackFrame without a second string");
         else
@@ -1045,6 +1052,19 @@ const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid)
 {
     uint64_t v = bt_ts_map_value(&s->thread_names, tid);
     return v ? s->texts[v - 1] : NULL;
+}
+
+uint64_t bt_ts_callstacks_starting_in(const struct bt_test_server *s, const char *function)
+{
+    uint64_t total = 0;
+    for (size_t i = 0; i < s->first_frames.cap; i++) {
+        if (!s->first_frames.used[i])
+            continue;
+        uint64_t v = bt_ts_map_value(&s->frame_functions, s->first_frames.keys[i]);
+        if (v && strcmp(s->texts[v - 1], function) == 0)
+            total += s->first_frames.values[i];
+    }
+    return total;
 }
 
 int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix)

@@ -72,7 +72,10 @@ struct bt_test_server {
     struct bt_ts_map thread_names;
     struct bt_ts_map plot_names;
     struct bt_ts_map frame_names;
-    struct bt_ts_map frames_seen; /* callstack frame address -> 1 */
+    struct bt_ts_map frames_seen;     /* callstack frame address -> 1 */
+    struct bt_ts_map first_frames;    /* innermost frame address -> callstacks */
+    struct bt_ts_map frame_functions; /* frame address -> 1 + index of its function text */
+    uint64_t answering_frame;         /* address of the CallstackFrameSize being answered */
     struct bt_ts_map symbols_seen;
     struct bt_ts_map zone_counts; /* srcloc key (or payload id) -> zones */
     struct bt_ts_map plot_points; /* plot key -> points */
@@ -138,6 +141,8 @@ const char *bt_ts_string(const struct bt_test_server *s, uint64_t key);
 /* Whether some text (message, app info, zone text) equal to text arrived. */
 int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
 int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix);
+/* Callstacks whose innermost frame the client resolved to `function`. */
+uint64_t bt_ts_callstacks_starting_in(const struct bt_test_server *s, const char *function);
 
 /* Map helpers (exposed for tests that keep their own tallies). */
 uint64_t *bt_ts_map_get(struct bt_ts_map *m, uint64_t key, int create);
