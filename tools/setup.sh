@@ -22,7 +22,7 @@ fi
 # tests and the emulated board use.
 packages="
     build-essential cmake ninja-build pkg-config git file binutils
-    clang clang-format llvm
+    clang clang-format llvm libclang-rt-dev
     gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
     gcc-aarch64-linux-gnu libc6-dev-arm64-cross
     qemu-user-static
