@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -26,8 +27,8 @@
 
 enum { TRACE_SIZE = 24 << 20, CUT_AFTER = 6 << 20 };
 
-/* argv: boardtrace board.sh board-dir */
-static const char *boardtrace, *board_sh, *board_dir;
+/* argv: boardtrace board.sh board-dir fake_program fake_capture */
+static const char *boardtrace, *board_sh, *board_dir, *program, *capture;
 static struct board board;
 static char work[512];
 
@@ -37,8 +38,9 @@ struct proxy {
     int board_port;
     long long limit; /* bytes board -> client before cutting both ways */
     long long passed;
-    bool stall;                    /* at the limit, hold the connection silent instead */
-    volatile sig_atomic_t release; /* set by the test to end a stall */
+    bool stall;         /* at the limit, hold the connection silent instead */
+    atomic_int release; /* set by the test to end a stall */
+    atomic_int cut_now; /* set by the test to cut at once */
 };
 
 static void *proxy_main(void *arg)
@@ -52,7 +54,12 @@ static void *proxy_main(void *arg)
         return NULL;
     struct pollfd fds[2] = {{.fd = client, .events = POLLIN}, {.fd = up, .events = POLLIN}};
     char buf[16384];
-    while (p->passed < p->limit && poll(fds, 2, 30000) > 0) {
+    while (p->passed < p->limit && !p->cut_now) {
+        int ready = poll(fds, 2, 100);
+        if (ready < 0)
+            break;
+        if (ready == 0)
+            continue;
         if (fds[0].revents) {
             ssize_t n = read(client, buf, sizeof buf);
             if (n <= 0 || write(up, buf, (size_t)n) != n)
@@ -208,6 +215,75 @@ static void a_stalled_pull_gives_up_after_the_stall_timeout(void **state)
     result_free(&r);
 }
 
+/* The connection drops while the program runs: the board carries on, the
+ * capture writes its trace, and fetch (no path: the newest run) gets it. */
+static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600], log[600], kh[600], target[128];
+    snprintf(remote_dir, sizeof remote_dir, "%s/runs", work);
+    snprintf(out, sizeof out, "%s/cut-run.tracy", work);
+    snprintf(log, sizeof log, "%s/cut-run.log", work);
+    struct proxy p = {.limit = 1LL << 40};
+    pthread_t thread;
+    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execl(boardtrace, boardtrace, "run", "--host", target, "-i", board.key, "--known-hosts", kh,
+              "--remote-dir", remote_dir, "--capture", capture, "-o", out, "--env",
+              "BT_TEST_LINGER=3", program, (char *)NULL);
+        _exit(127);
+    }
+    time_t start = time(NULL);
+    bool served = false;
+    while (!served && time(NULL) - start < 60) {
+        char *text = read_file(log, NULL);
+        served = text && strstr(text, "fake-program: sent 1000 events");
+        free(text);
+        usleep(50000);
+    }
+    assert_true(served);
+    p.cut_now = 1;
+    int st = 0;
+    waitpid(pid, &st, 0);
+    pthread_join(thread, NULL);
+    close(p.listen_fd);
+    char *text = read_file(log, NULL);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) != 9)
+        fprintf(stderr, "%s\n", text);
+    assert_int_equal(WEXITSTATUS(st), 9);
+    assert_non_null(strstr(text, "boardtrace fetch --host"));
+    assert_int_equal(file_size(out), -1);
+    free(text);
+
+    /* The program lingers 3 s, then the capture's trace is complete. */
+    sleep(5);
+    const char *argv[] = {boardtrace,
+                          "fetch",
+                          "--host",
+                          board.target,
+                          "-i",
+                          board.key,
+                          "--known-hosts",
+                          board.known_hosts,
+                          "--remote-dir",
+                          remote_dir,
+                          "-o",
+                          out,
+                          NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    if (r.status != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(file_size(out), 9902);
+    result_free(&r);
+}
+
 static void fetch_without_a_path_takes_the_newest_run(void **state)
 {
     (void)state;
@@ -229,16 +305,19 @@ static void fetch_without_a_path_takes_the_newest_run(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR\n", argv[0]);
+    if (argc != 6) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR PROGRAM CAPTURE\n", argv[0]);
         return 2;
     }
     boardtrace = argv[1];
     board_sh = argv[2];
     board_dir = argv[3];
+    program = argv[4];
+    capture = argv[5];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(fetch_resumes_after_the_connection_is_cut),
         cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
+        cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
     };
     return cmocka_run_group_tests(tests, setup, NULL);
