@@ -5,8 +5,6 @@
  * memory policy: wait for the worker when a capture is (or will be) there,
  * else drop and count. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
