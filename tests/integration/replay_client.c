@@ -31,7 +31,7 @@ struct bt_replay {
     uint8_t *stream;
     size_t stream_len;
     struct group *groups;
-    size_t ngroups;
+    size_t ngroups, cap_groups;
     int listen_fd;
     int fd;
     struct bt_replay_opts opts;
@@ -90,11 +90,15 @@ static int is_staged(unsigned t)
 
 static int push_group(struct bt_replay *r, size_t off, size_t len, int answer, uint64_t key, int zb)
 {
-    struct group *g = realloc(r->groups, (r->ngroups + 1) * sizeof *g);
-    if (!g)
-        return -1;
-    r->groups = g;
-    g[r->ngroups++] = (struct group){off, len, answer, key, zb};
+    if (r->ngroups == r->cap_groups) {
+        size_t cap = r->cap_groups ? r->cap_groups * 2 : 1024;
+        struct group *g = realloc(r->groups, cap * sizeof *g);
+        if (!g)
+            return -1;
+        r->groups = g;
+        r->cap_groups = cap;
+    }
+    r->groups[r->ngroups++] = (struct group){off, len, answer, key, zb};
     return 0;
 }
 
