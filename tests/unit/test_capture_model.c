@@ -264,6 +264,59 @@ static void locks_are_written_with_their_events(void **state)
         unlink(path);
 }
 
+static size_t fiber_enter(uint8_t *p, uint64_t fiber, uint32_t thread)
+{
+    p[0] = BT_EV_FIBER_ENTER;
+    bt_wire_put_u64(p + 1, 0); /* THR delta */
+    bt_wire_put_u64(p + 9, fiber);
+    bt_wire_put_u32(p + 17, thread);
+    bt_wire_put_u32(p + 21, 0);
+    return 25;
+}
+
+/* Zones of two fibers interleave on one OS thread; each fiber keeps its
+ * own nesting, as upstream routes them, and is a thread of the file. */
+static void fibers_keep_their_own_zone_stacks(void **state)
+{
+    (void)state;
+    uint8_t b[256], out[16 * BT_QUERY_SIZE];
+    size_t n = thread_ctx(b, 5);
+    n += fiber_enter(b + n, 0xF1, 5);
+    n += zone_begin(b + n, 1, 0xA);
+    n += fiber_enter(b + n, 0xF2, 5);
+    n += zone_begin(b + n, 1, 0xA);
+    n += zone_end(b + n, 1);
+    n += fiber_enter(b + n, 0xF1, 5);
+    n += zone_end(b + n, 1);
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(model.threads.len, 3); /* the OS thread and two fibers */
+    const struct btc_thread *f1 = btc_vec_at(&model.threads, 1),
+                            *f2 = btc_vec_at(&model.threads, 2);
+    assert_true(f1->is_fiber && f2->is_fiber);
+    assert_int_equal(f1->zones, 1);
+    assert_int_equal(f2->zones, 1);
+    assert_int_equal(f1->stack.len + f2->stack.len, 0);
+    size_t q = btc_model_take_queries(&model, out, 16);
+    int fiber_names = 0;
+    for (size_t i = 0; i < q; i++)
+        fiber_names += out[i * BT_QUERY_SIZE] == BT_QUERY_FIBER_NAME;
+    assert_int_equal(fiber_names, 2);
+    char path[] = "/tmp/bt-model-fiber-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_model_finish(&model), 0);
+    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
+                     0);
+    struct btc_trace t;
+    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(t.threads.len, 3);
+    assert_int_equal(t.zones, 2);
+    btc_trace_free(&t);
+    if (!getenv("BT_KEEP_TEST_FILES"))
+        unlink(path);
+}
+
 /* An on-demand client's default frame set gets a third frame, at the time
  * the capture connected (upstream adds it from the on-demand payload). */
 static void on_demand_connection_adds_a_frame(void **state)
@@ -307,6 +360,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(zones_open_at_the_end_are_kept_unended, setup, teardown),
         cmocka_unit_test_setup_teardown(locks_are_written_with_their_events, setup, teardown),
         cmocka_unit_test_setup_teardown(on_demand_connection_adds_a_frame, setup, teardown),
+        cmocka_unit_test_setup_teardown(fibers_keep_their_own_zone_stacks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -46,6 +46,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     btc_map_init(&m->key_strings);
     btc_vec_init(&m->threads, sizeof(struct btc_thread));
     btc_map_init(&m->thread_index);
+    btc_map_init(&m->fiber_index);
     m->current_thread = -1;
     btc_vec_init(&m->srclocs, sizeof(struct btc_srcloc));
     btc_map_init(&m->srcloc_index);
@@ -109,6 +110,7 @@ void btc_model_free(struct btc_model *m)
         btc_vec_free(&((struct btc_thread *)btc_vec_at(&m->threads, i))->stack);
     btc_vec_free(&m->threads);
     btc_map_free(&m->thread_index);
+    btc_map_free(&m->fiber_index);
     btc_vec_free(&m->srclocs);
     btc_map_free(&m->srcloc_index);
     btc_vec_free(&m->payload_srclocs);
@@ -247,11 +249,9 @@ static int want_string(struct btc_model *m, uint64_t key)
     return query(m, BT_QUERY_STRING, key);
 }
 
-static int64_t get_thread(struct btc_model *m, uint64_t tid)
+/* A new thread record; its name is asked with query type q for key. */
+static int64_t new_thread(struct btc_model *m, uint64_t tid, uint8_t q, uint64_t key)
 {
-    uint64_t *idx = btc_map_get(&m->thread_index, tid);
-    if (idx)
-        return (int64_t)*idx;
     /* File thread indices are u16 with 0 reserved. */
     if (m->threads.len >= 65534)
         return BTC_ERR_PROTOCOL;
@@ -260,12 +260,34 @@ static int64_t get_thread(struct btc_model *m, uint64_t tid)
         return BTC_ERR_NOMEM;
     t->tid = tid;
     t->name = -1;
+    t->fiber = -1;
     btc_vec_init(&t->stack, sizeof(struct btc_open_zone));
     int64_t i = (int64_t)m->threads.len - 1;
-    if (btc_map_put(&m->thread_index, tid, (uint64_t)i) < 0 ||
-        query(m, BT_QUERY_THREAD_STRING, tid) < 0)
+    if (btc_map_put(&m->thread_index, tid, (uint64_t)i) < 0 || query(m, q, key) < 0)
         return BTC_ERR_NOMEM;
     return i;
+}
+
+static int64_t get_thread(struct btc_model *m, uint64_t tid)
+{
+    uint64_t *idx = btc_map_get(&m->thread_index, tid);
+    if (idx)
+        return (int64_t)*idx;
+    return new_thread(m, tid, BT_QUERY_THREAD_STRING, tid);
+}
+
+/* A fiber is a thread of its own in the file, with upstream's id
+ * (1 << 32 | n-th fiber) and a name asked by its key. */
+static int64_t get_fiber(struct btc_model *m, uint64_t key)
+{
+    uint64_t *idx = btc_map_get(&m->fiber_index, key);
+    if (idx)
+        return (int64_t)*idx;
+    int64_t i = new_thread(m, (1ull << 32) | m->fiber_index.len, BT_QUERY_FIBER_NAME, key);
+    if (i < 0)
+        return i;
+    ((struct btc_thread *)btc_vec_at(&m->threads, (size_t)i))->is_fiber = 1;
+    return btc_map_put(&m->fiber_index, key, (uint64_t)i) < 0 ? BTC_ERR_NOMEM : i;
 }
 
 static struct btc_thread *thread_at(struct btc_model *m, int64_t i)
@@ -273,11 +295,17 @@ static struct btc_thread *thread_at(struct btc_model *m, int64_t i)
     return btc_vec_at(&m->threads, (size_t)i);
 }
 
+/* The thread per-thread events belong to: the last ThreadContext's, or the
+ * fiber that thread has entered. */
 static int64_t current_thread(struct btc_model *m)
 {
     if (m->current_thread < 0)
         m->current_thread = get_thread(m, m->current_tid);
-    return m->current_thread;
+    if (m->current_thread < 0)
+        return m->current_thread;
+    int64_t fiber =
+        ((struct btc_thread *)btc_vec_at(&m->threads, (size_t)m->current_thread))->fiber;
+    return fiber >= 0 ? fiber : m->current_thread;
 }
 
 /* Static source location id for a wire key (querying it on first sight). */
@@ -1080,6 +1108,9 @@ static int keyed_string(struct btc_model *m, const struct btc_event *ev, char *e
     case BT_EV_FRAME_NAME:
         q = BT_QUERY_FRAME_NAME;
         break;
+    case BT_EV_FIBER_NAME:
+        q = BT_QUERY_FIBER_NAME;
+        break;
     default:
         return BTC_OK;
     }
@@ -1088,8 +1119,9 @@ static int keyed_string(struct btc_model *m, const struct btc_event *ev, char *e
     int64_t idx = intern(m, (const char *)ev->data, ev->data_len);
     if (idx < 0)
         return nomem(err, errlen);
-    if (q == BT_QUERY_THREAD_STRING) {
-        uint64_t *ti = btc_map_get(&m->thread_index, ev->key);
+    if (q == BT_QUERY_THREAD_STRING || q == BT_QUERY_FIBER_NAME) {
+        uint64_t *ti =
+            btc_map_get(q == BT_QUERY_FIBER_NAME ? &m->fiber_index : &m->thread_index, ev->key);
         if (ti)
             thread_at(m, (int64_t)*ti)->name = idx;
         return BTC_OK;
@@ -1243,7 +1275,31 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_THREAD_NAME:
     case BT_EV_PLOT_NAME:
     case BT_EV_FRAME_NAME:
+    case BT_EV_FIBER_NAME:
         return keyed_string(m, ev, err, errlen);
+    case BT_EV_FIBER_ENTER:
+    case BT_EV_FIBER_LEAVE: {
+        /* FiberEnter: time, fiber u64 @9, thread u32 @17, group hint @21;
+         * FiberLeave: time, thread u32 @9. */
+        int enter = ev->type == BT_EV_FIBER_ENTER;
+        int64_t ti = get_thread(m, bt_wire_get_u32(p + (enter ? 17 : 9)));
+        int64_t fi = enter ? get_fiber(m, bt_wire_get_u64(p + 9)) : -1;
+        if (ti < 0 || (enter && fi < 0))
+            return (ti == BTC_ERR_PROTOCOL || fi == BTC_ERR_PROTOCOL)
+                       ? failf(ev, err, errlen, "too many threads")
+                       : nomem(err, errlen);
+        thread_at(m, ti)->fiber = fi;
+        if (enter)
+            thread_at(m, fi)->group_hint = (int32_t)bt_wire_get_u32(p + 21);
+        see_time(m, ev->time);
+        return BTC_OK;
+    }
+    case BT_EV_THREAD_GROUP_HINT: {
+        uint64_t *ti = btc_map_get(&m->thread_index, bt_wire_get_u32(p + 1));
+        if (ti)
+            thread_at(m, (int64_t)*ti)->group_hint = (int32_t)bt_wire_get_u32(p + 5);
+        return BTC_OK;
+    }
     case BT_EV_TERMINATE:
         m->terminated = 1;
         return BTC_OK;

@@ -96,6 +96,9 @@ struct btc_thread {
     struct btc_vec stack; /* struct btc_open_zone */
     uint32_t next_validation;
     uint32_t pending_callstack;
+    int64_t fiber;      /* OS thread: the fiber it runs (model index), -1 none */
+    uint8_t is_fiber;   /* this record is a fiber */
+    int32_t group_hint; /* ThreadGroupHint / FiberEnter */
 };
 
 struct btc_srcloc {
@@ -181,8 +184,9 @@ struct btc_model {
 
     struct btc_vec threads; /* struct btc_thread */
     struct btc_map thread_index;
-    uint64_t current_tid;   /* from the last ThreadContext */
-    int64_t current_thread; /* its model index, -1 until an event needs it */
+    struct btc_map fiber_index; /* fiber key -> model index */
+    uint64_t current_tid;       /* from the last ThreadContext */
+    int64_t current_thread;     /* its model index, -1 until an event needs it */
 
     struct btc_vec srclocs; /* static, struct btc_srcloc; file id = index + 1 */
     struct btc_map srcloc_index;

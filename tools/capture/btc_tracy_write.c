@@ -505,8 +505,8 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, t->tid);
         put_u64(w, t->zones);
         put_u64(w, 0); /* kernel samples */
-        put_u8(w, 0);  /* not a fiber */
-        put_u32(w, 0); /* group hint */
+        put_u8(w, t->is_fiber);
+        put_u32(w, (uint32_t)t->group_hint);
         struct btc_spool *zones = &m->zones;
         if (split && t->zones) {
             if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
