@@ -2,7 +2,8 @@
  * argument, each emitting a known number of every event kind through
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
- * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, linger, idle. */
+ * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, texts, linger,
+ * idle. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <stdint.h>
@@ -210,6 +211,54 @@ static void nest(int depth)
     BT_ZONE_END(z);
 }
 
+/* Messages of every length from 0 to 2999 bytes from 4 threads: with a small
+ * buffer, variable-size records wrap around it all the time. The program
+ * prints the sum of the texts' FNV-1a hashes for the capture to compare. */
+static uint64_t fnv1a(const char *text, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (uint8_t)text[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
+static void *texts_worker(void *arg)
+{
+    int id = (int)(intptr_t)arg;
+    static char text_buffers[4][3000];
+    char *text = text_buffers[id];
+    uint64_t *sum = malloc(sizeof(uint64_t));
+    *sum = 0;
+    for (int i = 0; i < 3000; i++) {
+        size_t len = (size_t)((i * 7 + id * 13) % 3000);
+        for (size_t k = 0; k < len; k++)
+            text[k] = (char)('a' + (k * 31 + (size_t)i + (size_t)id) % 26);
+        BT_ZONE_N(z, "texts", 1);
+        BT_MESSAGE(text, len);
+        BT_ZONE_END(z);
+        *sum += fnv1a(text, len);
+    }
+    return sum;
+}
+
+static int scenario_texts(void)
+{
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++)
+        pthread_create(&th[i], NULL, texts_worker, (void *)(intptr_t)i);
+    uint64_t total = 0;
+    for (int i = 0; i < 4; i++) {
+        void *sum;
+        pthread_join(th[i], &sum);
+        total += *(uint64_t *)sum;
+        free(sum);
+    }
+    printf("hash %llu\n", (unsigned long long)total);
+    return 0;
+}
+
 /* Threads that come and go before any capture: each emits 10 zones. */
 static void *churn_worker(void *arg)
 {
@@ -275,6 +324,8 @@ int main(int argc, char **argv)
         return scenario_drop(atol(argv[2]), argc > 3);
     if (strcmp(what, "callstacks") == 0)
         return scenario_callstacks();
+    if (strcmp(what, "texts") == 0)
+        return scenario_texts();
     if (strcmp(what, "churn") == 0 && argc > 2)
         return scenario_churn(atoi(argv[2]));
     if (strcmp(what, "deep") == 0 && argc > 2) {

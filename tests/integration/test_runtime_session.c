@@ -450,6 +450,26 @@ static void every_free_arrives_after_its_allocation_even_in_bursts(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+static void texts_of_every_length_wrap_the_buffer_intact(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"texts", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", "BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+    unsigned long long hash = 0;
+    assert_int_equal(sscanf(line, "hash %llu", &hash), 1);
+    assert_int_equal(s.messages, 12000);
+    assert_int_equal(bt_ts_zones_named(&s, "texts"), 12000);
+    assert_int_equal(s.message_hash, (uint64_t)hash); /* every byte of every text */
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void nesting_deeper_than_the_buffer_still_arrives(void **state)
 {
     (void)state;
@@ -870,6 +890,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(peer_client_compiled_against_our_tracyc_arrives_complete,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(every_tracy_c_api_macro_emits_its_event, kill_leftover_child),
+        cmocka_unit_test_teardown(texts_of_every_length_wrap_the_buffer_intact,
+                                  kill_leftover_child),
         cmocka_unit_test_teardown(nesting_deeper_than_the_buffer_still_arrives,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),

@@ -85,6 +85,16 @@ static void map_free(struct bt_ts_map *m)
     memset(m, 0, sizeof(*m));
 }
 
+uint64_t bt_ts_text_hash(const char *text, size_t len)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= (uint8_t)text[i];
+        h *= 0x100000001b3ull;
+    }
+    return h;
+}
+
 /* ---- decoder ---- */
 
 int bt_ts_decoder_init(struct bt_ts_decoder *d, bt_ts_event_fn on_event, void *ctx)
@@ -580,8 +590,11 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         uint8_t meta = p[size - 1];
         if ((meta & 0x0F) > 1 || (meta >> 4) > 5)
             fail(s, "message meta byte 0x%02x out of range", meta);
-        if (take_single(s, "Message", &text, &len) == 0)
-            keep_text(s, text, len);
+        if (take_single(s, "Message", &text, &len) == 0) {
+            s->message_hash += bt_ts_text_hash(text, len);
+            if (s->texts_count < 100000)
+                keep_text(s, text, len);
+        }
         s->messages++;
         s->messages_colored += t == BT_EV_MESSAGE_COLOR || t == BT_EV_MESSAGE_COLOR_CALLSTACK;
         break;

@@ -109,7 +109,8 @@ struct bt_test_server {
     uint64_t lock_announces, lock_waits, lock_obtains, lock_releases, lock_names;
     uint64_t events, frames_received, bytes_received;
     uint64_t canonical_violations;
-    int64_t longest_zone; /* ticks */
+    int64_t longest_zone;  /* ticks */
+    uint64_t message_hash; /* sum of the FNV-1a hashes of staged message texts */
     int terminate_seen;
     int done; /* ServerQueryTerminate sent */
 
@@ -143,6 +144,9 @@ int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
 int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix);
 /* Callstacks whose innermost frame the client resolved to `function`. */
 uint64_t bt_ts_callstacks_starting_in(const struct bt_test_server *s, const char *function);
+
+/* FNV-1a of a text, as summed into message_hash. */
+uint64_t bt_ts_text_hash(const char *text, size_t len);
 
 /* Map helpers (exposed for tests that keep their own tallies). */
 uint64_t *bt_ts_map_get(struct bt_ts_map *m, uint64_t key, int create);
