@@ -2,10 +2,13 @@
 # The emulated RISC-V board for tests and the demo: a real OpenSSH server on
 # 127.0.0.1 whose sessions run a static riscv64 busybox (built from Debian's
 # source package) through qemu user mode. One command starts, stops, describes.
+# `--arch aarch64` makes an ARM64 board the same way.
 #
 # Usage: tools/board/board.sh [--dir DIR] COMMAND [--dir DIR]
-#   build              build the riscv64 busybox (cached; done by start too)
-#   start [--no-sftp]  start the board (SFTP on unless --no-sftp)
+#   build [--arch A]   build the busybox for A (riscv64 or aarch64; cached)
+#   start [--no-sftp] [--arch A]
+#                      start the board (SFTP on unless --no-sftp; riscv64
+#                      unless --arch aarch64)
 #   stop               stop it and keep its keys
 #   status             say whether it runs (exit 0) or not (exit 1)
 #   env                print BOARD_* variables for the shell (port, key, ...)
@@ -22,7 +25,7 @@ cache=${BOARDTRACE_BOARD_CACHE:-$top/build/.board}
 dir=${BOARDTRACE_BOARD_DIR:-$cache/board}
 sftp_server=${BOARDTRACE_SFTP_SERVER:-/usr/lib/openssh/sftp-server}
 sshd=/usr/sbin/sshd
-binfmt=/proc/sys/fs/binfmt_misc/qemu-riscv64
+arch=riscv64
 
 say() { printf 'board: %s\n' "$*" >&2; }
 die() {
@@ -45,10 +48,21 @@ busybox_source() {
     return 1
 }
 
+# The cross compiler, kernel ARCH and ELF e_machine (little-endian bytes) of
+# each board architecture.
+set_arch() {
+    case $1 in
+    riscv64) triple=riscv64-linux-gnu kernel_arch=riscv machine=f300 ;;
+    aarch64) triple=aarch64-linux-gnu kernel_arch=arm64 machine=b700 ;;
+    *) die "--arch $1: expected riscv64 or aarch64" ;;
+    esac
+    arch=$1
+}
+
 # Builds busybox out of tree from Debian's source with the cross compiler:
 # defconfig, static, without the applets that need kernel headers we lack.
 build_busybox() {
-    bb=$cache/busybox-riscv64/busybox
+    bb=$cache/busybox-$arch/busybox
     if [ -x "$bb" ]; then
         return 0
     fi
@@ -61,14 +75,14 @@ build_busybox() {
     fi
     src=$(busybox_source) ||
         die "no busybox source in ${BT_DEPS_SOURCE_DIR:-$top/.deps}/busybox-*; run tools/fetch-deps.sh busybox"
-    command -v riscv64-linux-gnu-gcc >/dev/null ||
-        die "riscv64-linux-gnu-gcc not found; install Debian's gcc-riscv64-linux-gnu"
-    out=$cache/busybox-riscv64
+    command -v "$triple-gcc" >/dev/null ||
+        die "$triple-gcc not found; install Debian's gcc-$triple"
+    out=$cache/busybox-$arch
     mkdir -p "$out"
     log=$out/build.log
-    say "building static riscv64 busybox from $src (log: $log)"
+    say "building static $arch busybox from $src (log: $log)"
     jobs=${BOARDTRACE_JOBS:-2}
-    make() { command make -C "$src" O="$out" ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "$@"; }
+    make() { command make -C "$src" O="$out" ARCH="$kernel_arch" CROSS_COMPILE="$triple-" "$@"; }
     if ! {
         make defconfig &&
             sed -i -e 's/^# CONFIG_STATIC is not set/CONFIG_STATIC=y/' \
@@ -83,31 +97,33 @@ build_busybox() {
     fi
     unset -f make
     file_out=$(LC_ALL=C od -An -tx1 -j18 -N2 "$out/busybox" | tr -d ' \n')
-    [ "$file_out" = "f300" ] || die "built $out/busybox is not a RISC-V ELF (e_machine bytes $file_out)"
+    [ "$file_out" = "$machine" ] ||
+        die "built $out/busybox is not an $arch ELF (e_machine bytes $file_out, expected $machine)"
     say "busybox ready: $bb"
 }
 
-# binfmt_misc must run riscv64 ELF files through qemu, for busybox itself and
-# for every program uploaded to the board.
+# binfmt_misc must run the board's ELF files through qemu, for busybox itself
+# and for every program uploaded to the board.
 check_binfmt() {
+    binfmt=/proc/sys/fs/binfmt_misc/qemu-$arch
     if [ -r "$binfmt" ] && grep -q '^enabled' "$binfmt"; then
         return 0
     fi
-    conf=/usr/lib/binfmt.d/qemu-riscv64.conf
+    conf=/usr/lib/binfmt.d/qemu-$arch.conf
     if [ -w /proc/sys/fs/binfmt_misc/register ] && [ -r "$conf" ]; then
-        say "registering qemu-riscv64 with binfmt_misc from $conf"
+        say "registering qemu-$arch with binfmt_misc from $conf"
         cat "$conf" >/proc/sys/fs/binfmt_misc/register
         return 0
     fi
-    die "riscv64 programs cannot run: $binfmt is missing; install qemu-user-static and register it (tools/setup.sh does)"
+    die "$arch programs cannot run: $binfmt is missing; install qemu-user-static and register it (tools/setup.sh does)"
 }
 
 make_rootfs() {
     rootfs=$dir/rootfs
     mkdir -p "$rootfs/bin" "$rootfs/root" "$rootfs/tmp"
     chmod 1777 "$rootfs/tmp"
-    cp "$cache/busybox-riscv64/busybox" "$rootfs/bin/busybox"
-    # The applet list comes from the riscv64 busybox itself, through qemu.
+    cp "$cache/busybox-$arch/busybox" "$rootfs/bin/busybox"
+    # The applet list comes from the board's busybox itself, through qemu.
     for a in $("$rootfs/bin/busybox" --list); do
         [ "$a" = busybox ] || ln -sf busybox "$rootfs/bin/$a"
     done
@@ -121,7 +137,7 @@ make_keys() {
 }
 
 # Every session, whatever the client asked, runs through this wrapper: the
-# riscv64 busybox shell with only the riscv64 applets on PATH, or the SFTP
+# board's busybox shell with only the board's applets on PATH, or the SFTP
 # server when the board offers SFTP.
 make_session() {
     sftp=$1
@@ -215,7 +231,8 @@ cmd_start() {
     printf '[127.0.0.1]:%s %s\n' "$port" "$(cut -d' ' -f1,2 "$dir/host_ed25519_key.pub")" >"$dir/known_hosts"
     printf '%s\n' "$port" >"$dir/port"
     printf '%s\n' "$sftp" >"$dir/sftp"
-    say "running: $(id -un)@127.0.0.1:$port (sftp $([ "$sftp" = 1 ] && echo on || echo off)), state in $dir"
+    printf '%s\n' "$arch" >"$dir/arch"
+    say "running: $(id -un)@127.0.0.1:$port ($arch, sftp $([ "$sftp" = 1 ] && echo on || echo off)), state in $dir"
 }
 
 cmd_stop() {
@@ -247,21 +264,24 @@ cmd_env() {
     printf 'BOARD_TARGET=%s\n' "$(q "$user@127.0.0.1:$port")"
     printf 'BOARD_KEY=%s\nBOARD_KNOWN_HOSTS=%s\n' "$(q "$dir/client_ed25519")" "$(q "$dir/known_hosts")"
     printf 'BOARD_ROOTFS=%s\nBOARD_SFTP=%s\nBOARD_DIR=%s\n' "$(q "$dir/rootfs")" "$(cat "$dir/sftp")" "$(q "$dir")"
+    printf 'BOARD_ARCH=%s\n' "$(cat "$dir/arch")"
 }
 
-# --dir DIR (or --state DIR) may come before or after the command.
+# --dir DIR (or --state DIR) and --arch A may come before or after the command.
 command=
-set_dir=0
+want=
 for a in "$@"; do
     shift
-    if [ "$set_dir" = 1 ]; then
-        dir=$a
-        set_dir=0
+    if [ -n "$want" ]; then
+        eval "$want=\$a"
+        want=
         continue
     fi
     case $a in
-    --dir | --state) set_dir=1 ;;
+    --dir | --state) want=dir ;;
+    --arch) want=arch ;;
     --dir=* | --state=*) dir=${a#*=} ;;
+    --arch=*) arch=${a#*=} ;;
     *)
         if [ -z "$command" ]; then
             command=$a
@@ -271,8 +291,9 @@ for a in "$@"; do
         ;;
     esac
 done
-[ "$set_dir" = 0 ] || usage
+[ -z "$want" ] || usage
 [ -n "$command" ] || usage
+set_arch "$arch"
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
 case $command in
 build) build_busybox ;;
