@@ -317,6 +317,58 @@ static void fibers_keep_their_own_zone_stacks(void **state)
         unlink(path);
 }
 
+/* System-wide events the file has room for: CPU usage reports become
+ * upstream's implicit "CPU usage" plot, the CPU topology and the thread to
+ * process map get their sections; both layouts read back. */
+static void cpu_usage_topology_and_pids_are_written(void **state)
+{
+    (void)state;
+    uint8_t b[256];
+    size_t n = 0;
+    float usage[2] = {12.5f, 50.0f};
+    for (int i = 0; i < 2; i++) {
+        b[n] = BT_EV_SYS_TIME_REPORT;
+        bt_wire_put_u64(b + n + 1, (uint64_t)(100 + i));
+        uint32_t bits;
+        memcpy(&bits, &usage[i], 4);
+        bt_wire_put_u32(b + n + 9, bits);
+        n += 13;
+    }
+    uint32_t cpus[3][4] = {{0, 0, 0, 0}, {0, 0, 0, 1}, {0, 0, 1, 2}};
+    for (int i = 0; i < 3; i++) {
+        b[n] = BT_EV_CPU_TOPOLOGY;
+        for (int k = 0; k < 4; k++)
+            bt_wire_put_u32(b + n + 1 + 4 * k, cpus[i][k]);
+        n += 17;
+    }
+    b[n] = BT_EV_TID_TO_PID;
+    bt_wire_put_u64(b + n + 1, 77);
+    bt_wire_put_u64(b + n + 9, 70);
+    n += 17;
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(btc_model_finish(&model), 0);
+    uint32_t versions[2] = {BTC_FILE_VERSION_0_14_0, BTC_FILE_VERSION_0_11_1};
+    for (int v = 0; v < 2; v++) {
+        char path[] = "/tmp/bt-model-sys-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(btc_tracy_write(&model, path, versions[v], NULL, err, sizeof err), 0);
+        struct btc_trace t;
+        assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+        assert_int_equal(t.plots.len, 1);
+        const struct btc_read_plot *p = btc_vec_at(&t.plots, 0);
+        assert_int_equal(p->type, BTC_PLOT_TYPE_SYSTIME);
+        assert_int_equal(p->points, 2);
+        assert_true(p->min == 12.5 && p->max == 50.0);
+        assert_int_equal(t.cpu_threads, 3);
+        assert_int_equal(t.tid_pids, 1);
+        btc_trace_free(&t);
+        if (!getenv("BT_KEEP_TEST_FILES"))
+            unlink(path);
+    }
+}
+
 /* An on-demand client's default frame set gets a third frame, at the time
  * the capture connected (upstream adds it from the on-demand payload). */
 static void on_demand_connection_adds_a_frame(void **state)
@@ -361,6 +413,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(locks_are_written_with_their_events, setup, teardown),
         cmocka_unit_test_setup_teardown(on_demand_connection_adds_a_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(fibers_keep_their_own_zone_stacks, setup, teardown),
+        cmocka_unit_test_setup_teardown(cpu_usage_topology_and_pids_are_written, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -71,6 +71,9 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     btc_vec_init(&m->symbols, sizeof(struct btc_symbol));
     btc_map_init(&m->symbol_index);
     btc_vec_init(&m->app_info, sizeof(uint32_t));
+    m->systime_plot = -1;
+    btc_vec_init(&m->cpus, sizeof(struct btc_cpu));
+    btc_map_init(&m->tid_pid);
     btc_vec_init(&m->prio.items, sizeof(struct btc_query));
     btc_vec_init(&m->normal.items, sizeof(struct btc_query));
     for (int i = 0; i < BT_QUERY_COUNT; i++)
@@ -134,6 +137,8 @@ void btc_model_free(struct btc_model *m)
     btc_vec_free(&m->symbols);
     btc_map_free(&m->symbol_index);
     btc_vec_free(&m->app_info);
+    btc_vec_free(&m->cpus);
+    btc_map_free(&m->tid_pid);
     btc_vec_free(&m->prio.items);
     btc_vec_free(&m->normal.items);
     for (int i = 0; i < BT_QUERY_COUNT; i++)
@@ -671,6 +676,38 @@ static int plot_data(struct btc_model *m, const struct btc_event *ev, char *err,
     p->sum += v;
     p->count++;
     struct btc_plot_rec r = {.plot = (uint32_t)pi, .time = ev->time, .value = v};
+    see_time(m, ev->time);
+    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+}
+
+/* SysTimeReport: upstream's implicit "CPU usage" plot (percent). */
+static int sys_time(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    uint32_t bits = bt_wire_get_u32(ev->p + 9);
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    double v = f;
+    if (!isfinite(v))
+        return BTC_OK;
+    if (m->systime_plot < 0) {
+        struct btc_plot *p = btc_vec_push(&m->plots);
+        if (!p)
+            return nomem(err, errlen);
+        p->type = BTC_PLOT_TYPE_SYSTIME;
+        p->format = BT_PLOT_FORMAT_PERCENTAGE;
+        p->fill = 1;
+        p->min = INFINITY;
+        p->max = -INFINITY;
+        m->systime_plot = (int64_t)m->plots.len - 1;
+    }
+    struct btc_plot *p = btc_vec_at(&m->plots, (size_t)m->systime_plot);
+    if (v < p->min)
+        p->min = v;
+    if (v > p->max)
+        p->max = v;
+    p->sum += v;
+    p->count++;
+    struct btc_plot_rec r = {.plot = (uint32_t)m->systime_plot, .time = ev->time, .value = v};
     see_time(m, ev->time);
     return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
 }
@@ -1294,6 +1331,24 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         see_time(m, ev->time);
         return BTC_OK;
     }
+    case BT_EV_SYS_TIME_REPORT:
+        return sys_time(m, ev, err, errlen);
+    case BT_EV_CPU_TOPOLOGY: {
+        struct btc_cpu c = {bt_wire_get_u32(p + 1), bt_wire_get_u32(p + 5), bt_wire_get_u32(p + 9),
+                            bt_wire_get_u32(p + 13)};
+        for (size_t i = 0; i < m->cpus.len; i++)
+            if (((struct btc_cpu *)btc_vec_at(&m->cpus, i))->thread == c.thread)
+                return BTC_OK; /* the loader needs unique CPU threads; first one wins */
+        struct btc_cpu *slot = btc_vec_push(&m->cpus);
+        if (!slot)
+            return nomem(err, errlen);
+        *slot = c;
+        return BTC_OK;
+    }
+    case BT_EV_TID_TO_PID:
+        return btc_map_put(&m->tid_pid, bt_wire_get_u64(p + 1), bt_wire_get_u64(p + 9)) < 0
+                   ? nomem(err, errlen)
+                   : BTC_OK;
     case BT_EV_THREAD_GROUP_HINT: {
         uint64_t *ti = btc_map_get(&m->thread_index, bt_wire_get_u32(p + 1));
         if (ti)

@@ -109,8 +109,13 @@ struct btc_srcloc {
     int resolved;
 };
 
+/* Plot types of the file. */
+#define BTC_PLOT_TYPE_USER    0u
+#define BTC_PLOT_TYPE_SYSTIME 2u
+
 struct btc_plot {
-    uint64_t key;
+    uint64_t key; /* 0 for the CPU-usage plot */
+    uint8_t type;
     uint8_t format, step, fill;
     uint32_t color;
     double min, max, sum;
@@ -165,6 +170,10 @@ struct btc_symbol {
     int resolved;
 };
 
+struct btc_cpu {
+    uint32_t package, die, core, thread;
+};
+
 struct btc_query {
     uint8_t type;
     uint64_t ptr;
@@ -217,6 +226,9 @@ struct btc_model {
     struct btc_vec symbols; /* struct btc_symbol */
     struct btc_map symbol_index;
     struct btc_vec app_info; /* u32 string index */
+    int64_t systime_plot;    /* index of the CPU-usage plot, -1 until SysTimeReport */
+    struct btc_vec cpus;     /* struct btc_cpu, from CpuTopology */
+    struct btc_map tid_pid;  /* TidToPid */
 
     /* Queries: queued (two priorities), sent-and-unanswered per type, and the
      * source locations asked for, in order (their answers carry no key). */

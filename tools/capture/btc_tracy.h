@@ -80,6 +80,8 @@ struct btc_trace {
     uint64_t messages_with_callstack, locks, lock_events;
     uint64_t callstacks, callstack_frames, symbols;
     uint64_t extras;
+    uint64_t cpu_threads; /* CPU topology entries */
+    uint64_t tid_pids;
 };
 
 /* Called for each zone in file order (per thread, depth first). */

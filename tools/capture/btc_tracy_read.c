@@ -357,6 +357,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             for (uint64_t c = 0; c < cores && !r->failed; c++) {
                 g32(r);
                 uint64_t th = g64(r);
+                t->cpu_threads += th;
                 skip(r, th * 4);
             }
         }
@@ -673,7 +674,9 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     g64(r); /* per-CPU context switches */
     for (unsigned c = 0; c < BTC_FILE_PER_CPU_SLOTS && !r->failed; c++)
         skip_list(r, 18);
-    skip_list(r, 16); /* tid -> pid */
+    t->tid_pids = g64(r); /* tid -> pid */
+    for (uint64_t i = 0; i < t->tid_pids && !r->failed; i++)
+        skip(r, 16);
     skip_list(r, 24); /* CPU thread data */
     g64(r);           /* symbol locations */
     g64(r);

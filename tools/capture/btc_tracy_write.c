@@ -550,7 +550,7 @@ static int write_plots(struct writer *wr)
     put_u64(w, m->plots.len);
     for (size_t i = 0; i < m->plots.len; i++) {
         struct btc_plot *pl = btc_vec_at(&m->plots, i);
-        put_u8(w, 0); /* user plot */
+        put_u8(w, pl->type);
         put_u8(w, pl->format);
         put_u8(w, pl->step);
         put_u8(w, pl->fill);
@@ -734,6 +734,69 @@ static void write_symbols(struct writer *wr)
     }
 }
 
+static int cmp_cpu(const void *a, const void *b)
+{
+    const struct btc_cpu *x = a, *y = b;
+    if (x->package != y->package)
+        return x->package < y->package ? -1 : 1;
+    if (x->die != y->die)
+        return x->die < y->die ? -1 : 1;
+    if (x->core != y->core)
+        return x->core < y->core ? -1 : 1;
+    return x->thread < y->thread ? -1 : x->thread > y->thread;
+}
+
+/* Section 4: package -> die (0.14.0 only) -> core -> CPU threads, from the
+ * CpuTopology events sorted so each level's members are adjacent. */
+static void write_topology(struct writer *wr)
+{
+    struct btc_model *m = wr->m;
+    struct fw *w = &wr->w;
+    struct btc_cpu *c = m->cpus.data;
+    size_t n = m->cpus.len;
+    int dies = wr->version >= BTC_FILE_VERSION_0_14_0;
+    qsort(c, n, sizeof *c, cmp_cpu);
+    uint64_t packages = 0;
+    for (size_t i = 0; i < n; i++)
+        packages += i == 0 || c[i].package != c[i - 1].package;
+    put_u64(w, packages);
+    for (size_t i = 0; i < n;) {
+        size_t pend = i;
+        while (pend < n && c[pend].package == c[i].package)
+            pend++;
+        put_u32(w, c[i].package);
+        if (dies) {
+            uint64_t nd = 0;
+            for (size_t k = i; k < pend; k++)
+                nd += k == i || c[k].die != c[k - 1].die;
+            put_u64(w, nd);
+        }
+        for (size_t d = i; d < pend;) {
+            size_t dend = d;
+            while (dend < pend && (!dies || c[dend].die == c[d].die))
+                dend++;
+            if (dies)
+                put_u32(w, c[d].die);
+            uint64_t ncores = 0;
+            for (size_t k = d; k < dend; k++)
+                ncores += k == d || c[k].core != c[k - 1].core || c[k].die != c[k - 1].die;
+            put_u64(w, ncores);
+            for (size_t k = d; k < dend;) {
+                size_t kend = k;
+                while (kend < dend && c[kend].core == c[k].core && c[kend].die == c[k].die)
+                    kend++;
+                put_u32(w, c[k].core);
+                put_u64(w, kend - k);
+                for (size_t t = k; t < kend; t++)
+                    put_u32(w, c[t].thread);
+                k = kend;
+            }
+            d = dend;
+        }
+        i = pend;
+    }
+}
+
 static int write_payload(struct writer *wr)
 {
     struct btc_model *m = wr->m;
@@ -772,7 +835,7 @@ static int write_payload(struct writer *wr)
     put_u64(w, wl->exec_time);
     put_str(w, wl->host_info, strlen(wl->host_info));
 
-    put_u64(w, 0); /* CPU topology */
+    write_topology(wr);
     for (int i = 0; i < 28; i++)
         put_u8(w, 0); /* crash event */
     if ((rc = write_frames(wr)) < 0)
@@ -879,7 +942,13 @@ static int write_payload(struct writer *wr)
     put_u64(w, 0); /* per-CPU context switches: total, then 256 empty CPUs */
     for (unsigned i = 0; i < BTC_FILE_PER_CPU_SLOTS; i++)
         put_u64(w, 0);
-    put_u64(w, 0); /* tid -> pid */
+    put_u64(w, m->tid_pid.len);
+    for (size_t i = 0; i < m->tid_pid.cap; i++) {
+        if (m->tid_pid.used[i]) {
+            put_u64(w, m->tid_pid.keys[i]);
+            put_u64(w, m->tid_pid.vals[i]);
+        }
+    }
     put_u64(w, 0); /* CPU thread data */
     write_symbols(wr);
     put_u64(w, 0); /* hardware samples */
