@@ -37,7 +37,7 @@ by_hand() {
     # shellcheck disable=SC2086
     scp -q $ssh_opts -P "$BOARD_PORT" "$program" "$capture" "$conn:$remote/"
     # shellcheck disable=SC2086
-    ssh $ssh_opts -p "$BOARD_PORT" "$conn" "cd $remote && { ./$cname -o trace.tracy -a 127.0.0.1 -p $port -f >/dev/null & } && TRACY_NO_EXIT=1 TRACY_PORT=$port ./$pname >/dev/null; wait" 
+    ssh $ssh_opts -p "$BOARD_PORT" "$conn" "cd $remote && { ./$cname -o trace.tracy -a 127.0.0.1 -p $port -f >/dev/null & } && TRACY_NO_EXIT=1 TRACY_PORT=$port ./$pname >/dev/null 2>&1; wait"
     # shellcheck disable=SC2086
     scp -q $ssh_opts -P "$BOARD_PORT" "$conn:$remote/trace.tracy" "$work/byhand.tracy"
     t1=$(now)
@@ -47,7 +47,7 @@ by_hand() {
 with_boardtrace() {
     t0=$(now)
     "$bt" run -q --host "$BOARD_TARGET" -i "$BOARD_KEY" --known-hosts "$BOARD_KNOWN_HOSTS" \
-        --capture "$capture" -o "$work/bt.tracy" "$program" >/dev/null
+        --capture "$capture" -o "$work/bt.tracy" "$program" >/dev/null 2>&1
     t1=$(now)
     echo "$t1 - $t0" | bc
 }
