@@ -190,7 +190,8 @@ static const char *const event_names[BT_EV_COUNT] = {
     [BT_EV_GPU_ZONE_BEGIN_SERIAL] = "GpuZoneBeginSerial",
     [BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL] = "GpuZoneBeginCallstackSerial",
     [BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL] = "GpuZoneBeginAllocSrcLocSerial",
-    [BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL] = "GpuZoneBeginAllocSrcLocCallstackSerial",
+    [BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL] =
+        "GpuZoneBeginAllocSrcLocCallstackSerial",
     [BT_EV_GPU_ZONE_END_SERIAL] = "GpuZoneEndSerial",
     [BT_EV_PLOT_DATA_INT] = "PlotDataInt",
     [BT_EV_PLOT_DATA_FLOAT] = "PlotDataFloat",

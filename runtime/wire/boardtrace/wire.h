@@ -75,10 +75,10 @@ enum bt_wire_cpu_arch {
 
 /* Client-to-server framing: u32 compressed size, then one LZ4 block of at most
  * BT_WIRE_FRAME_SIZE decompressed bytes. Events never straddle frames. */
-#define BT_WIRE_FRAME_SIZE     262144u
-#define BT_WIRE_LZ4_BOUND      (BT_WIRE_FRAME_SIZE + BT_WIRE_FRAME_SIZE / 255u + 16u)
-#define BT_WIRE_DICTIONARY     65536u /* how far back an LZ4 match may reach */
-#define BT_WIRE_RING_FRAMES    3u     /* decoder ring: 3 frames, wraps past 2 */
+#define BT_WIRE_FRAME_SIZE  262144u
+#define BT_WIRE_LZ4_BOUND   (BT_WIRE_FRAME_SIZE + BT_WIRE_FRAME_SIZE / 255u + 16u)
+#define BT_WIRE_DICTIONARY  65536u /* how far back an LZ4 match may reach */
+#define BT_WIRE_RING_FRAMES 3u     /* decoder ring: 3 frames, wraps past 2 */
 
 /* Compact time forms of zone begin/end and samples (protocol notes 4.3.2). */
 #define BT_WIRE_OFF16 65536ll
@@ -241,8 +241,7 @@ static inline int bt_wire_event_is_keyed(unsigned type)
 /* Whether a keyed string event carries a u32 length instead of a u16. */
 static inline int bt_wire_event_has_long_length(unsigned type)
 {
-    return type == BT_EV_FRAME_IMAGE_DATA || type == BT_EV_SYMBOL_CODE ||
-           type == BT_EV_SOURCE_CODE;
+    return type == BT_EV_FRAME_IMAGE_DATA || type == BT_EV_SYMBOL_CODE || type == BT_EV_SOURCE_CODE;
 }
 
 /* Message meta byte: low nibble source, high nibble severity. */
