@@ -2,12 +2,14 @@
  * forms at their boundaries, staged string forms, frames that stay under
  * 256 KiB with no event straddling them across a long chained LZ4 stream,
  * address canonicalization, and the frame-record walk of the target's ABI. */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -226,6 +228,53 @@ static void the_frame_walk_follows_this_targets_frame_records(void **state)
     assert_int_equal(bt_callstack_walk_frames(hi + 64, lo, hi, frames, 8), 0);
 }
 
+/* A real chain of frames (this file is built with frame pointers): the walk
+ * from the innermost one must return into its callers, in order. */
+static __attribute__((noipa)) int fp_leaf(uint64_t *frames)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    if (pthread_getattr_np(pthread_self(), &attr) != 0 ||
+        pthread_attr_getstack(&attr, &addr, &size) != 0)
+        return -1;
+    pthread_attr_destroy(&attr);
+    int n = bt_callstack_walk_frames((uintptr_t)__builtin_frame_address(0), (uintptr_t)addr,
+                                     (uintptr_t)addr + size, frames, 4);
+    __asm__ volatile("" ::: "memory");
+    return n;
+}
+
+static __attribute__((noipa)) int fp_middle(uint64_t *frames)
+{
+    int n = fp_leaf(frames);
+    __asm__ volatile("" ::: "memory");
+    return n;
+}
+
+static __attribute__((noipa)) int fp_outer(uint64_t *frames)
+{
+    int n = fp_middle(frames);
+    __asm__ volatile("" ::: "memory");
+    return n;
+}
+
+static int inside(uint64_t address, void *function)
+{
+    uint64_t start = (uint64_t)(uintptr_t)function;
+    return address > start && address < start + 256;
+}
+
+static void the_frame_walk_returns_into_each_caller_of_a_real_chain(void **state)
+{
+    (void)state;
+    uint64_t frames[4];
+    int n = fp_outer(frames);
+    assert_true(n >= 2);
+    assert_true(inside(frames[0], (void *)fp_middle));
+    assert_true(inside(frames[1], (void *)fp_outer));
+}
+
 static const int capture_here_line = __LINE__ + 1;
 static __attribute__((noipa)) int capture_here(uint64_t *frames)
 {
@@ -310,6 +359,7 @@ int main(void)
         cmocka_unit_test(long_streams_stay_in_frames_without_straddling),
         cmocka_unit_test(addresses_are_made_safe_for_pointer_packing),
         cmocka_unit_test(the_frame_walk_follows_this_targets_frame_records),
+        cmocka_unit_test(the_frame_walk_returns_into_each_caller_of_a_real_chain),
         cmocka_unit_test(a_captured_callstack_starts_at_the_caller),
         cmocka_unit_test(a_frame_answer_names_function_file_and_line),
     };
