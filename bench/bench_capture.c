@@ -194,6 +194,7 @@ static void *serve(void *arg)
 
 struct result {
     double seconds;
+    double cpu_seconds; /* user + system time of the capture process */
     long max_rss_kb;
     int status;
     off_t file_bytes;
@@ -233,6 +234,8 @@ static int run_capture(const char *prog, const char *out, uint64_t zones, struct
     close(c.listen_fd);
     r->seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
     r->max_rss_kb = ru.ru_maxrss;
+    r->cpu_seconds = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec * 1e-6 +
+                     (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec * 1e-6;
     r->status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
     struct stat sb;
     r->file_bytes = stat(out, &sb) == 0 ? sb.st_size : -1;
@@ -257,7 +260,8 @@ int main(int argc, char **argv)
     printf("capture of a synthetic stream of %llu zones (%llu events, one thread, one source "
            "location)\n",
            (unsigned long long)zones, (unsigned long long)zones * 2);
-    printf("%-26s %10s %14s %12s %12s\n", "capture", "seconds", "events/s", "peak RSS", "file");
+    printf("%-26s %8s %8s %14s %16s %12s %10s\n", "capture", "wall s", "CPU s", "events/s",
+           "events/CPU-s", "peak RSS", "file");
     for (int i = 0; i < n; i++) {
         char out[4096];
         snprintf(out, sizeof out, "%s/bench-%d.tracy", dir, i);
@@ -266,15 +270,17 @@ int main(int argc, char **argv)
             failed = 1;
             continue;
         }
-        printf("%-26s %10.2f %14.0f %9.1f MiB %8.1f MiB\n", names[i], res[i].seconds,
-               (double)zones * 2 / res[i].seconds, res[i].max_rss_kb / 1024.0,
+        printf("%-26s %8.2f %8.2f %14.0f %16.0f %8.1f MiB %6.1f MiB\n", names[i], res[i].seconds,
+               res[i].cpu_seconds, (double)zones * 2 / res[i].seconds,
+               (double)zones * 2 / res[i].cpu_seconds, res[i].max_rss_kb / 1024.0,
                (double)res[i].file_bytes / (1024.0 * 1024.0));
         if (!getenv("BENCH_KEEP_FILES"))
             unlink(out);
     }
     if (n == 2 && !failed)
-        printf("ratio boardtrace/upstream: events/s x%.2f, peak RSS x%.3f\n",
-               res[1].seconds / res[0].seconds,
+        printf("ratio boardtrace/upstream: events/s x%.2f (wall), events/CPU-s x%.2f, "
+               "peak RSS x%.3f\n",
+               res[1].seconds / res[0].seconds, res[1].cpu_seconds / res[0].cpu_seconds,
                (double)res[0].max_rss_kb / (double)res[1].max_rss_kb);
     return failed;
 }

@@ -316,7 +316,16 @@ static int64_t current_thread(struct btc_model *m)
 /* Static source location id for a wire key (querying it on first sight). */
 static int static_srcloc(struct btc_model *m, uint64_t key, int16_t *id)
 {
+    /* Loops begin the same zone over and over: remember the last one. */
+    if (m->last_srcloc_id && m->last_srcloc_key == key) {
+        *id = m->last_srcloc_id;
+        return BTC_OK;
+    }
     uint64_t *v = btc_map_get(&m->srcloc_index, key);
+    if (v) {
+        m->last_srcloc_key = key;
+        m->last_srcloc_id = (int16_t)*v;
+    }
     if (v) {
         *id = (int16_t)*v;
         return BTC_OK;
@@ -356,9 +365,8 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
         return failf(ev, err, errlen, "expected a Callstack event before this zone");
     /* Everything is checked before anything changes, so a refused zone
      * leaves no trace in the spool. */
-    if (!btc_vec_push(&t->stack))
+    if (btc_vec_reserve(&t->stack, 1) < 0)
         return nomem(err, errlen);
-    t->stack.len--;
     struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
     if (parent && ev->time < parent->start)
         return failf(ev, err, errlen,

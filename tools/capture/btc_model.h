@@ -199,6 +199,8 @@ struct btc_model {
 
     struct btc_vec srclocs; /* static, struct btc_srcloc; file id = index + 1 */
     struct btc_map srcloc_index;
+    uint64_t last_srcloc_key;       /* the last static srcloc looked up */
+    int16_t last_srcloc_id;         /* its id, 0 none */
     struct btc_vec payload_srclocs; /* struct btc_srcloc; file id = -(index + 1) */
     struct btc_strtab payload_bytes;
     struct btc_vec srcloc_zone_counts;  /* u64 per static srcloc */

@@ -66,6 +66,11 @@ static void put_u8(struct fw *w, uint8_t v)
 }
 static void put_u16(struct fw *w, uint16_t v)
 {
+    if (w->len + 2 < BTC_FILE_BLOCK_SIZE) {
+        bt_wire_put_u16(w->blk + w->len, v);
+        w->len += 2;
+        return;
+    }
     uint8_t b[2];
     bt_wire_put_u16(b, v);
     put(w, b, 2);

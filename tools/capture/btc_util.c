@@ -45,16 +45,25 @@ void btc_vec_free(struct btc_vec *v)
     v->len = v->cap = 0;
 }
 
+int btc_vec_reserve(struct btc_vec *v, size_t n)
+{
+    if (v->cap - v->len >= n)
+        return BTC_OK;
+    size_t cap = v->cap ? v->cap : 16;
+    while (cap - v->len < n)
+        cap *= 2;
+    void *p = realloc(v->data, cap * v->item);
+    if (!p)
+        return BTC_ERR_NOMEM;
+    v->data = p;
+    v->cap = cap;
+    return BTC_OK;
+}
+
 void *btc_vec_push(struct btc_vec *v)
 {
-    if (v->len == v->cap) {
-        size_t cap = v->cap ? v->cap * 2 : 16;
-        void *p = realloc(v->data, cap * v->item);
-        if (!p)
-            return NULL;
-        v->data = p;
-        v->cap = cap;
-    }
+    if (v->len == v->cap && btc_vec_reserve(v, 1) < 0)
+        return NULL;
     void *it = (char *)v->data + v->len * v->item;
     memset(it, 0, v->item);
     v->len++;

@@ -32,6 +32,8 @@ void btc_vec_init(struct btc_vec *v, size_t item_size);
 void btc_vec_free(struct btc_vec *v);
 /* Appends one zeroed item and returns it, or NULL when out of memory. */
 void *btc_vec_push(struct btc_vec *v);
+/* Makes room for n more items without adding any; < 0 when out of memory. */
+int btc_vec_reserve(struct btc_vec *v, size_t n);
 static inline void *btc_vec_at(const struct btc_vec *v, size_t i)
 {
     return (char *)v->data + i * v->item;
