@@ -70,7 +70,7 @@ int btd_cmd_fetch(const struct btd_options *o)
         const char *out = o->output ? o->output : base ? base + 1 : remote;
         uint64_t size = 0;
         char sha[65];
-        status = btd_pull(&d.conn, &d.xo, remote, out, true, &size, sha);
+        status = btd_pull(&d.conn, &d.xo, remote, out, true, BTD_SIZE_UNKNOWN, &size, sha);
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);

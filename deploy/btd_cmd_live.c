@@ -182,7 +182,11 @@ int btd_cmd_live(const struct btd_options *o)
         if (status == BTD_EXIT_OK)
             status = btd_session_wait(&s);
         leave = status == BTD_EXIT_INTERRUPTED;
-        if (status == BTD_EXIT_OK && s.not_ready && !btd_interrupted) {
+        if (status == BTD_EXIT_OK && (s.corrupt || !s.verified)) {
+            btd_error("the upload is corrupt on %s: %s (expected SHA-256 %s)", d.conn.where,
+                      s.corrupt ? s.corrupt_what : "the board did not verify it", d.program.sha);
+            status = BTD_EXIT_UPLOAD;
+        } else if (status == BTD_EXIT_OK && s.not_ready && !btd_interrupted) {
             btd_error("the program %s did not open its tracing port %d within %d s; is it built "
                       "with tracing (ENABLE_TRACY=ON)?",
                       d.program.name, s.port, o->ready_timeout);
@@ -203,8 +207,16 @@ int btd_cmd_live(const struct btd_options *o)
     while (l.nfw > 0)
         drop(&l, 0);
     close(l.listen_fd);
-    if (d.conn.session && ssh_is_connected(d.conn.session))
-        btd_deploy_cleanup(&d, o->keep || leave);
+    if (d.conn.session && ssh_is_connected(d.conn.session)) {
+        if (s.awaiting) {
+            if (btd_session_finish(&s, !(o->keep || leave)))
+                d.board.dir[0] = '\0';
+            else if (o->keep || leave)
+                btd_note("kept %s on %s", d.board.dir, d.conn.where);
+        } else {
+            btd_deploy_cleanup(&d, o->keep || leave);
+        }
+    }
     if (status != BTD_EXIT_OK)
         btd_note("failed at step: %s (exit status %d)", btd_exit_step(status), status);
     btd_session_free(&s);

@@ -283,7 +283,13 @@ int btd_cmd_run(const struct btd_options *o)
         if (status == BTD_EXIT_INTERRUPTED)
             leave = true;
         if (status == BTD_EXIT_OK) {
-            if (s.capture_failed) {
+            if (s.corrupt || !s.verified) {
+                btd_error("the upload is corrupt on %s: %s (expected SHA-256 %s for %s, %s for "
+                          "%s)",
+                          d.conn.where, s.corrupt ? s.corrupt_what : "the board did not verify it",
+                          d.program.sha, d.program.name, d.capture.sha, d.capture.name);
+                status = BTD_EXIT_UPLOAD;
+            } else if (s.capture_failed) {
                 btd_error("the capture %s exited at once with status %d on %s (see its output "
                           "above)",
                           d.capture.name, s.capture_start_status, d.conn.where);
@@ -302,8 +308,8 @@ int btd_cmd_run(const struct btd_options *o)
         if (status == BTD_EXIT_OK) {
             char remote[1200];
             snprintf(remote, sizeof remote, "%s/trace.tracy", d.board.dir);
-            int pull =
-                btd_pull(&d.conn, &d.xo, remote, r.output, false, &r.trace_size, r.trace_sha);
+            int pull = btd_pull(&d.conn, &d.xo, remote, r.output, false, s.trace_size,
+                                &r.trace_size, r.trace_sha);
             d.t_pull = btd_now();
             if (pull == BTD_EXIT_OK) {
                 r.pulled = true;
@@ -322,8 +328,18 @@ int btd_cmd_run(const struct btd_options *o)
         }
     }
     bool connected = d.conn.session && ssh_is_connected(d.conn.session);
-    if (connected && !leave)
+    bool clean = !leave && !o->keep;
+    if (s.awaiting && connected) {
+        /* The supervisor removes its own folder: no extra round trip. */
+        if (btd_session_finish(&s, clean))
+            d.board.dir[0] = '\0';
+        else if (o->keep)
+            btd_note("kept %s on %s", d.board.dir, d.conn.where);
+        else if (clean)
+            btd_warn("the board did not confirm removing %s", d.board.dir);
+    } else if (connected && !leave) {
         btd_deploy_cleanup(&d, o->keep);
+    }
     if (d.board.dir[0] && !r.pulled && (leave || !connected))
         fetch_hint(o, d.board.dir, r.output);
     if (d.board.uname_m[0] || status != BTD_EXIT_OK) {

@@ -55,7 +55,7 @@ int btd_find_capture(const char *arch, char *out, size_t outlen);
 int btd_deploy_connect(struct btd_deploy *d);
 
 /* Probe with a private folder, architecture and space checks, upload of the
- * program (and capture), verification on the board, chmod. */
+ * program (and capture); the supervisor verifies their SHA-256 on the board. */
 int btd_deploy_prepare(struct btd_deploy *d);
 
 /* Removes the board folder unless --keep (says so either way). */

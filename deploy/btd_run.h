@@ -1,23 +1,26 @@
 /* The board-side supervisor of `boardtrace run` and `live`: a busybox sh
- * script that starts the capture, then the program, checks readiness, bounds
- * every wait, and reports on stderr with tagged lines. */
+ * script that verifies the uploads, starts the capture, then the program,
+ * checks readiness, bounds every wait, reports on stderr with tagged lines,
+ * and at the end waits for the host's verdict on its folder (clean or keep). */
 #ifndef BTD_RUN_H
 #define BTD_RUN_H
 
 #include "btd_buf.h"
 
 struct btd_supervisor {
-    const char *dir;     /* private folder on the board */
-    const char *token;   /* tag of report lines: "<token> <event> ..." */
-    const char *program; /* file name in dir */
+    const char *dir;         /* private folder on the board */
+    const char *token;       /* tag of report lines: "<token> <event> ..." */
+    const char *program;     /* file name in dir */
+    const char *program_sha; /* SHA-256 the upload must have */
     char *const *args;
     int arg_count;
     const char *const *env; /* NAME=VALUE, names already validated */
     int env_count;
     const char *capture; /* file name in dir, NULL for live (no capture) */
-    int port;            /* TRACY_PORT */
-    int seconds;         /* capture -s, 0 none */
-    int ready_timeout;   /* seconds for the program to listen on port */
+    const char *capture_sha;
+    int port;          /* TRACY_PORT */
+    int seconds;       /* capture -s, 0 none */
+    int ready_timeout; /* seconds for the program to listen on port */
 };
 
 /* Appends the script to cmd. Every value from the user is quoted. */

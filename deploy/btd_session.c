@@ -41,6 +41,8 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .dir = d->board.dir,
         .token = s->token,
         .program = d->program.name,
+        .program_sha = d->program.sha,
+        .capture_sha = capture_name ? d->capture.sha : NULL,
         .args = o->args,
         .arg_count = o->arg_count,
         .env = o->env,
@@ -143,7 +145,17 @@ static void report(struct btd_session *s, const char *ev)
     size_t elen = arg ? (size_t)(arg - ev) : strlen(ev);
     arg = arg ? arg + 1 : "";
 #define IS(name) (elen == sizeof(name) - 1 && strncmp(ev, name, elen) == 0)
-    if (IS("capture")) {
+    if (IS("verified")) {
+        s->verified = true;
+        btd_note("uploads verified on the board (SHA-256)");
+    } else if (IS("corrupt")) {
+        s->corrupt = true;
+        snprintf(s->corrupt_what, sizeof s->corrupt_what, "%s", arg);
+    } else if (IS("await")) {
+        s->awaiting = true;
+    } else if (IS("cleaned")) {
+        s->cleaned = true;
+    } else if (IS("capture")) {
         const char *shown = arg;
         for (const char *q = arg; *q; q++)
             if (*q == '\r' && q[1])
@@ -252,6 +264,8 @@ int btd_session_wait(struct btd_session *s)
         fds[0] = (struct pollfd){.fd = ssh_get_fd(s->d->conn.session), .events = POLLIN};
         if (s->extra_fds)
             nfds += s->extra_fds(s->extra_ctx, fds + 1, 63);
+        if (s->awaiting)
+            break;
         if (got) {
             s->last_data = btd_now();
         } else if (ssh_channel_is_eof(s->ch) || ssh_channel_is_closed(s->ch)) {
@@ -273,9 +287,39 @@ int btd_session_wait(struct btd_session *s)
         if (s->extra_work && s->extra_work(s->extra_ctx, fds + 1, nfds - 1) != 0)
             return BTD_EXIT_START;
     }
-    if (s->errline.len)
+    /* Output that came in the same packets as the last report. */
+    int n;
+    while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0)
+        fwrite(buf, 1, (size_t)n, stdout);
+    fflush(stdout);
+    if (s->errline.len && !s->awaiting)
         fwrite(s->errline.data, 1, s->errline.len, stderr);
     return BTD_EXIT_OK;
+}
+
+bool btd_session_finish(struct btd_session *s, bool clean)
+{
+    if (!s->ch || !s->awaiting)
+        return false;
+    const char *verdict = clean ? "clean\n" : "keep\n";
+    if (ssh_channel_write(s->ch, verdict, (uint32_t)strlen(verdict)) < 0)
+        return false;
+    ssh_channel_send_eof(s->ch);
+    char buf[4096];
+    double end = btd_now() + 60;
+    while (btd_now() < end && !ssh_channel_is_eof(s->ch) && !ssh_channel_is_closed(s->ch)) {
+        int n = ssh_channel_read_timeout(s->ch, buf, sizeof buf, 1, 200);
+        if (n == SSH_ERROR)
+            break;
+        if (n > 0)
+            stderr_data(s, buf, (size_t)n);
+        while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0)
+            fwrite(buf, 1, (size_t)n, stdout);
+    }
+    int n;
+    while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 1)) > 0)
+        stderr_data(s, buf, (size_t)n);
+    return s->cleaned;
 }
 
 void btd_session_free(struct btd_session *s)

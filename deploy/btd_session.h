@@ -16,6 +16,8 @@ struct btd_session {
     int port;
     struct btd_buf errline;
     struct btd_buf capture_log;
+    bool verified, corrupt, awaiting, cleaned;
+    char corrupt_what[200]; /* "NAME DIGEST-FOUND" */
     bool capture_started, capture_failed, ready, not_ready, stop_sent;
     bool program_exited, capture_exited, capture_timeout, program_timeout;
     int program_exit, capture_exit, capture_start_status;
@@ -30,10 +32,15 @@ struct btd_session {
 /* Starts the supervisor on the board (exec channel) with s's settings. */
 int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *capture_name,
                       int port);
-/* Runs until the supervisor ends. Returns BTD_EXIT_OK (see the flags for
- * what happened), BTD_EXIT_START when the board stopped answering, or
- * BTD_EXIT_INTERRUPTED after a second Ctrl-C. */
+/* Runs until the supervisor waits for the verdict on its folder (awaiting)
+ * or ends. Returns BTD_EXIT_OK (see the flags for what happened),
+ * BTD_EXIT_START when the board stopped answering, or BTD_EXIT_INTERRUPTED
+ * after a second Ctrl-C. */
 int btd_session_wait(struct btd_session *s);
+
+/* Gives the waiting supervisor its verdict: clean removes the board's
+ * folder, otherwise it stays. Returns true when the folder was removed. */
+bool btd_session_finish(struct btd_session *s, bool clean);
 void btd_session_free(struct btd_session *s);
 
 /* What the capture said at the end, from either upstream tracy-capture's

@@ -30,6 +30,14 @@ enum {
 
 static const char script_head[] =
     "say() { printf '%s %s\\n' \"$T\" \"$*\" >&2; }\n"
+    /* Every way out goes through here: the host answers "clean" once it has
+     * what it needs, or "keep"; a host that went away (EOF) keeps it. */
+    "finish() {\n"
+    "  say await\n"
+    "  read -r verdict || verdict=keep\n"
+    "  if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && say cleaned; fi\n"
+    "  exit 0\n"
+    "}\n"
     "alive() {\n"
     "  [ -r /proc/$1/stat ] || return 1\n"
     "  read -r s < /proc/$1/stat 2>/dev/null || return 1\n"
@@ -44,14 +52,14 @@ static const char script_head[] =
 /* Starting the capture: its output reaches the host through a FIFO, each
  * line tagged, so it never mixes with the program's. */
 static const char script_capture[] =
-    "rm -f cap.fifo && mkfifo cap.fifo || { say capture-failed 127; exit 0; }\n"
+    "rm -f cap.fifo && mkfifo cap.fifo || { say capture-failed 127; finish; }\n"
     "( trap '' PIPE\n"
     "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
     "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null &\n"
     "cp=$!\n"
     "alive $cp && sleep 0.2\n"
-    "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; exit 0; fi\n"
+    "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; finish; fi\n"
     "say capture-started $cp\n";
 
 static const char script_ready[] = "pp=$!\n"
@@ -68,14 +76,43 @@ static const char script_ready[] = "pp=$!\n"
                                    "[ $ready = 1 ] || ! listening || ready=1\n"
                                    "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
 
+/* The uploads are checked where they will run, in the same round trip that
+ * starts them: sha256sum prints "DIGEST  NAME" per file. */
+static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
+{
+    const char *names[2] = {s->program, s->capture};
+    const char *shas[2] = {s->program_sha, s->capture_sha};
+    int n = s->capture ? 2 : 1;
+    btd_buf_puts(cmd, "chmod 700");
+    for (int i = 0; i < n; i++) {
+        btd_buf_puts(cmd, " ");
+        btd_quote_append(cmd, names[i]);
+    }
+    btd_buf_puts(cmd, " && set -- $(sha256sum");
+    for (int i = 0; i < n; i++) {
+        btd_buf_puts(cmd, " ");
+        btd_quote_append(cmd, names[i]);
+    }
+    btd_buf_puts(cmd, ") || set --\n");
+    for (int i = 0; i < n; i++) {
+        btd_buf_printf(cmd, "[ \"${%d-}\" = ", 2 * i + 1);
+        btd_quote_append(cmd, shas[i] ? shas[i] : "");
+        btd_buf_puts(cmd, " ] || { say corrupt ");
+        btd_quote_append(cmd, names[i]);
+        btd_buf_printf(cmd, " \"${%d:-none}\"; finish; }\n", 2 * i + 1);
+    }
+    btd_buf_puts(cmd, "say verified\n");
+}
+
 void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
 {
-    btd_buf_puts(cmd, "cd ");
+    btd_buf_puts(cmd, "D=");
     btd_quote_append(cmd, s->dir);
-    btd_buf_puts(cmd, " || exit 125\nT=");
+    btd_buf_puts(cmd, "\ncd \"$D\" || exit 125\nT=");
     btd_quote_append(cmd, s->token);
     btd_buf_printf(cmd, "\nP=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);
     btd_buf_puts(cmd, script_head);
+    verify_uploads(cmd, s);
     btd_buf_puts(cmd, "rm -f stop\n");
     if (s->capture) {
         btd_buf_puts(cmd, "CAP=");
@@ -136,7 +173,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "[ -z \"$rp\" ] || wait $rp\n"
         "say capture-exit $ce\n"
         "[ -f trace.tracy ] && say trace \"$(wc -c < trace.tracy)\"\n"
-        "exit 0\n",
+        "finish\n",
         PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS, CAPTURE_GRACE_TICKS,
         KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS);
 }

@@ -356,12 +356,13 @@ static int pull_sftp(struct btd_conn *c, struct pull_state *p, const char *remot
 }
 
 int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *remote,
-             const char *local, bool resume, uint64_t *size_out, char sha_out[65])
+             const char *local, bool resume, long long known_size, uint64_t *size_out,
+             char sha_out[65])
 {
     char err[600];
-    uint64_t size = 0;
+    uint64_t size = (uint64_t)known_size;
     char want[65];
-    int rc = btd_remote_size(c, remote, &size, err, sizeof err);
+    int rc = known_size >= 0 ? 0 : btd_remote_size(c, remote, &size, err, sizeof err);
     if (rc == 1) {
         btd_error("%s: no such file on %s", remote, c->where);
         return BTD_EXIT_PULL;

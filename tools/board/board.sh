@@ -264,7 +264,7 @@ cmd_env() {
     printf 'BOARD_TARGET=%s\n' "$(q "$user@127.0.0.1:$port")"
     printf 'BOARD_KEY=%s\nBOARD_KNOWN_HOSTS=%s\n' "$(q "$dir/client_ed25519")" "$(q "$dir/known_hosts")"
     printf 'BOARD_ROOTFS=%s\nBOARD_SFTP=%s\nBOARD_DIR=%s\n' "$(q "$dir/rootfs")" "$(cat "$dir/sftp")" "$(q "$dir")"
-    printf 'BOARD_ARCH=%s\n' "$(cat "$dir/arch")"
+    printf 'BOARD_ARCH=%s\n' "$(cat "$dir/arch" 2>/dev/null || echo riscv64)"
 }
 
 # --dir DIR (or --state DIR) and --arch A may come before or after the command.

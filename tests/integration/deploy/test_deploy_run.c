@@ -211,6 +211,35 @@ static void ctrl_c_stops_the_program_and_keeps_the_trace(void **state)
     free(text);
 }
 
+/* The board's folder goes after a successful run, or stays with --keep. */
+static void run_removes_its_folder_unless_kept(void **state)
+{
+    (void)state;
+    char remote[600], out[600];
+    snprintf(remote, sizeof remote, "%s/folders", work);
+    snprintf(out, sizeof out, "%s/folders.tracy", work);
+    assert_int_equal(mkdir(remote, 0700), 0);
+    for (int keep = 0; keep < 2; keep++) {
+        const char *argv[20] = {boardtrace, "run"};
+        board_args(&board, argv + 2);
+        int n = 8;
+        argv[n++] = "--remote-dir";
+        argv[n++] = remote;
+        argv[n++] = "--capture";
+        argv[n++] = capture;
+        argv[n++] = "-o";
+        argv[n++] = out;
+        if (keep)
+            argv[n++] = "--keep";
+        argv[n++] = program;
+        struct result r;
+        assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+        assert_int_equal(r.status, 0);
+        assert_int_equal(count_run_dirs(remote), keep);
+        result_free(&r);
+    }
+}
+
 static void run_refuses_an_unreadable_program_before_connecting(void **state)
 {
     (void)state;
@@ -244,6 +273,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
         cmocka_unit_test(run_finds_the_default_capture_for_the_boards_architecture),
         cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
+        cmocka_unit_test(run_removes_its_folder_unless_kept),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
     };
     return cmocka_run_group_tests(tests, setup, NULL);

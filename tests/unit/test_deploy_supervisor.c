@@ -1,0 +1,160 @@
+/* The board-side supervisor script, run by a real POSIX shell (/bin/sh) in a
+ * temporary folder: a corrupt upload is reported and nothing is started, and
+ * the host's verdict decides whether the folder is removed. */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "btd_run.h"
+
+/* Runs SCRIPT with INPUT on stdin; returns what it wrote to stderr. */
+static char *run_sh(const char *script, const char *input)
+{
+    int in[2], err[2];
+    assert_int_equal(pipe(in), 0);
+    assert_int_equal(pipe(err), 0);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(in[0], 0);
+        dup2(err[1], 2);
+        close(in[1]);
+        close(err[0]);
+        execl("/bin/sh", "sh", "-c", script, (char *)NULL);
+        _exit(127);
+    }
+    close(in[0]);
+    close(err[1]);
+    assert_int_equal(write(in[1], input, strlen(input)), (ssize_t)strlen(input));
+    close(in[1]);
+    struct btd_buf out = {0};
+    char buf[512];
+    ssize_t n;
+    while ((n = read(err[0], buf, sizeof buf)) > 0)
+        btd_buf_append(&out, buf, (size_t)n);
+    close(err[0]);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    return out.data ? out.data : btd_xstrdup("");
+}
+
+static void make_folder(char *dir, size_t len)
+{
+    snprintf(dir, len, "/tmp/bt-supervisor.XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/prog", dir);
+    int fd = open(path, O_WRONLY | O_CREAT, 0600);
+    assert_int_equal(write(fd, "abc", 3), 3);
+    close(fd);
+}
+
+static void a_corrupt_upload_is_reported_and_nothing_starts(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_folder(dir, sizeof dir);
+    struct btd_supervisor sup = {
+        .dir = dir,
+        .token = "@bt-test",
+        .program = "prog",
+        .program_sha = "0000000000000000000000000000000000000000000000000000000000000000",
+        .port = 45678,
+        .ready_timeout = 1,
+    };
+    struct btd_buf script = {0};
+    btd_supervisor_script(&script, &sup);
+    char *err = run_sh(btd_buf_str(&script), "keep\n");
+    /* sha256("abc") */
+    assert_non_null(strstr(err,
+                           "@bt-test corrupt prog "
+                           "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"));
+    assert_non_null(strstr(err, "@bt-test await\n"));
+    assert_null(strstr(err, "program-started"));
+    assert_null(strstr(err, "cleaned"));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    free(err);
+    btd_buf_free(&script);
+
+    /* The same, answered "clean": the folder goes. */
+    btd_supervisor_script(&script, &sup);
+    err = run_sh(btd_buf_str(&script), "clean\n");
+    assert_non_null(strstr(err, "@bt-test cleaned\n"));
+    assert_int_equal(stat(dir, &st), -1);
+    free(err);
+    btd_buf_free(&script);
+}
+
+static void a_host_that_went_away_keeps_the_folder(void **state)
+{
+    (void)state;
+    char dir[64];
+    make_folder(dir, sizeof dir);
+    struct btd_supervisor sup = {
+        .dir = dir,
+        .token = "@bt-test",
+        .program = "prog",
+        .program_sha = "bad",
+        .port = 45678,
+        .ready_timeout = 1,
+    };
+    struct btd_buf script = {0};
+    btd_supervisor_script(&script, &sup);
+    char *err = run_sh(btd_buf_str(&script), ""); /* EOF: no verdict */
+    assert_non_null(strstr(err, "@bt-test await\n"));
+    assert_null(strstr(err, "cleaned"));
+    struct stat st;
+    assert_int_equal(stat(dir, &st), 0);
+    free(err);
+    btd_buf_free(&script);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void arguments_and_values_are_quoted_in_the_script(void **state)
+{
+    (void)state;
+    char *const args[] = {"a b", "$(x)", "it's"};
+    const char *const env[] = {"NAME=v;w"};
+    struct btd_supervisor sup = {
+        .dir = "/tmp/d'x",
+        .token = "@bt-t",
+        .program = "prog",
+        .program_sha = "00",
+        .args = args,
+        .arg_count = 3,
+        .env = env,
+        .env_count = 1,
+        .port = 8086,
+        .ready_timeout = 1,
+    };
+    struct btd_buf script = {0};
+    btd_supervisor_script(&script, &sup);
+    const char *t = btd_buf_str(&script);
+    assert_non_null(strstr(t, "D='/tmp/d'\\''x'\n"));
+    assert_non_null(strstr(t, " NAME='v;w' ./'prog' 'a b' '$(x)' 'it'\\''s' < /dev/null &\n"));
+    assert_non_null(strstr(t, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_PORT=8086"));
+    btd_buf_free(&script);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(a_corrupt_upload_is_reported_and_nothing_starts),
+        cmocka_unit_test(a_host_that_went_away_keeps_the_folder),
+        cmocka_unit_test(arguments_and_values_are_quoted_in_the_script),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
