@@ -112,11 +112,6 @@ bool btd_watchdog_stop(void)
     return watchdog_fired != 0;
 }
 
-const char *btd_conn_error(const struct btd_conn *c)
-{
-    return c->session ? ssh_get_error(c->session) : "no session";
-}
-
 static int ask_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
                           void *userdata)
 {

@@ -80,7 +80,5 @@ void btd_watchdog_kick(void);
 /* Stops it; true when it fired (the connection is then unusable). */
 bool btd_watchdog_stop(void);
 
-/* The last libssh error of the connection. */
-const char *btd_conn_error(const struct btd_conn *c);
 
 #endif
