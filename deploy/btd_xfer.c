@@ -106,9 +106,9 @@ int btd_upload(struct btd_conn *c, const struct btd_xfer_options *o, const char 
     struct stat st;
     fstat(fileno(u.f), &st);
     btd_sha256_init(&u.sha);
-    btd_progress_start(&u.progress, label, (uint64_t)st.st_size, 0);
     int rc;
     bool sftp = !o->no_sftp && btd_conn_sftp(c);
+    btd_progress_start(&u.progress, label, (uint64_t)st.st_size, 0);
     btd_watchdog_start(c, o->idle_timeout_s);
     if (sftp)
         rc = upload_sftp(c, &u, remote, err, errlen);
@@ -404,9 +404,9 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
     char label[96];
     const char *base = strrchr(remote, '/');
     snprintf(label, sizeof label, "pull %s", base ? base + 1 : remote);
+    bool sftp = p.have < size && !o->no_sftp && btd_conn_sftp(c);
     btd_progress_start(&p.progress, label, size, p.have);
     if (p.have < size) {
-        bool sftp = !o->no_sftp && btd_conn_sftp(c);
         btd_watchdog_start(c, o->idle_timeout_s);
         if (sftp)
             rc = pull_sftp(c, &p, remote, size, err, sizeof err);
