@@ -81,7 +81,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     btc_vec_init(&m->srcloc_fifo, sizeof(uint64_t));
     m->budget = 8188; /* until the session measures its socket: upstream on Linux loopback */
     m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
-        m->lock_events.fd = -1;
+        m->lock_events.fd = m->texts.raw.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -100,7 +100,9 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
                              errlen)) ||
         (rc = btc_spool_open(&m->frames, spool_dir, sizeof(struct btc_frame_rec), err, errlen)) ||
         (rc = btc_spool_open(&m->mem, spool_dir, sizeof(struct btc_mem_rec), err, errlen)) ||
-        (rc = btc_spool_open(&m->lock_events, spool_dir, sizeof(struct btc_lock_rec), err, errlen)))
+        (rc = btc_spool_open(&m->lock_events, spool_dir, sizeof(struct btc_lock_rec), err,
+                             errlen)) ||
+        (rc = btc_texts_open(&m->texts, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -109,8 +111,12 @@ void btc_model_free(struct btc_model *m)
 {
     btc_strtab_free(&m->strings);
     btc_map_free(&m->key_strings);
-    for (size_t i = 0; i < m->threads.len; i++)
-        btc_vec_free(&((struct btc_thread *)btc_vec_at(&m->threads, i))->stack);
+    for (size_t i = 0; i < m->threads.len; i++) {
+        struct btc_vec *stack = &((struct btc_thread *)btc_vec_at(&m->threads, i))->stack;
+        for (size_t k = 0; k < stack->len; k++)
+            free(((struct btc_open_zone *)btc_vec_at(stack, k))->text);
+        btc_vec_free(stack);
+    }
     btc_vec_free(&m->threads);
     btc_map_free(&m->thread_index);
     btc_map_free(&m->fiber_index);
@@ -151,6 +157,7 @@ void btc_model_free(struct btc_model *m)
     btc_spool_close(&m->frames);
     btc_spool_close(&m->mem);
     btc_spool_close(&m->lock_events);
+    btc_texts_close(&m->texts);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -412,6 +419,16 @@ static int close_zone(struct btc_model *m, struct btc_thread *t, struct btc_open
     memset(&rec, 0, sizeof rec);
     rec.end = end;
     rec.children = z->children;
+    if (z->text) {
+        uint64_t k;
+        int rc = btc_texts_append(&m->texts, z->text, z->text_len, &k);
+        free(z->text);
+        z->text = NULL;
+        if (rc < 0)
+            return rc;
+        z->extra.text = (uint32_t)(k + 1);
+        m->zone_text_max = k + 1;
+    }
     if (z->has_extra) {
         uint64_t idx;
         if (btc_spool_append(&m->extras, &z->extra, &idx) < 0)
@@ -471,27 +488,20 @@ static int zone_top(struct btc_model *m, const struct btc_event *ev, struct btc_
 }
 
 /* Zone text: a second text (or value) is appended after a newline, as
- * upstream shows it. */
-static int zone_add_text(struct btc_model *m, struct btc_open_zone *z, const char *s, size_t len)
+ * upstream shows it. Kept with the open zone, spooled when it ends. */
+static int zone_add_text(struct btc_open_zone *z, const char *s, size_t len)
 {
-    int64_t idx;
-    if (z->extra.text) {
-        uint32_t olen;
-        const char *old = btc_strtab_get(&m->strings, z->extra.text - 1, &olen);
-        char *cat = malloc((size_t)olen + 1 + len);
-        if (!cat)
-            return BTC_ERR_NOMEM;
-        memcpy(cat, old, olen);
-        cat[olen] = '\n';
-        memcpy(cat + olen + 1, s, len);
-        idx = intern(m, cat, (size_t)olen + 1 + len);
-        free(cat);
-    } else {
-        idx = intern(m, s, len);
-    }
-    if (idx < 0)
-        return (int)idx;
-    z->extra.text = (uint32_t)idx + 1;
+    size_t old = z->text ? (size_t)z->text_len + 1 : 0;
+    if (old + len > UINT32_MAX)
+        return BTC_ERR_NOMEM;
+    char *t = realloc(z->text, old + len + 1);
+    if (!t)
+        return BTC_ERR_NOMEM;
+    if (old)
+        t[old - 1] = '\n';
+    memcpy(t + old, s, len);
+    z->text = t;
+    z->text_len = (uint32_t)(old + len);
     z->has_extra = 1;
     return BTC_OK;
 }
@@ -504,7 +514,7 @@ static int zone_decorate(struct btc_model *m, const struct btc_event *ev, char *
         return rc;
     switch (ev->type) {
     case BT_EV_ZONE_TEXT:
-        rc = zone_add_text(m, z, ev->str1, ev->str1_len);
+        rc = zone_add_text(z, ev->str1, ev->str1_len);
         break;
     case BT_EV_ZONE_NAME: {
         int64_t idx = intern(m, ev->str1, ev->str1_len);
@@ -522,7 +532,7 @@ static int zone_decorate(struct btc_model *m, const struct btc_event *ev, char *
         uint64_t v = bt_wire_get_u64(ev->p + 1);
         char buf[64];
         int n = snprintf(buf, sizeof buf, "%" PRIu64 " [0x%" PRIx64 "]", v, v);
-        rc = zone_add_text(m, z, buf, (size_t)n);
+        rc = zone_add_text(z, buf, (size_t)n);
         break;
     }
     default:
@@ -612,10 +622,12 @@ static int message(struct btc_model *m, const struct btc_event *ev, char *err, s
         }
     } else {
         r.meta = ev->p[colored ? 12 : 9];
-        int64_t idx = intern(m, ev->str1, ev->str1_len);
-        if (idx < 0)
-            return nomem(err, errlen);
-        r.text = (uint64_t)idx;
+        uint64_t k;
+        if (btc_texts_append(&m->texts, ev->str1, (uint32_t)ev->str1_len, &k) < 0) {
+            snprintf(err, errlen, "cannot write the text spool");
+            return BTC_ERR_IO;
+        }
+        r.text = k | BTC_MSG_TEXT_IS_SPOOLED;
     }
     if ((r.meta & 0xF) > BT_MSG_SOURCE_TRACY || (r.meta >> 4) > BT_MSG_SEVERITY_FATAL)
         return failf(ev, err, errlen, "message meta byte 0x%02x: source or severity out of range",

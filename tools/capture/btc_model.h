@@ -26,17 +26,18 @@ struct btc_zone_rec {
 
 struct btc_extra_rec {
     uint32_t callstack; /* 0 none, else callstack index + 1 */
-    uint32_t text;      /* 0 none, else string index + 1 */
+    uint32_t text;      /* 0 none, else text-spool number + 1 */
     uint32_t name;
     uint32_t color; /* 0xBBGGRR, 0 none */
 };
 
-#define BTC_MSG_TEXT_IS_KEY (1ull << 63)
+#define BTC_MSG_TEXT_IS_KEY     (1ull << 63)
+#define BTC_MSG_TEXT_IS_SPOOLED (1ull << 62)
 struct btc_msg_rec {
     uint32_t thread;
     uint32_t color;
     int64_t time;
-    uint64_t text; /* string index, or wire key | BTC_MSG_TEXT_IS_KEY */
+    uint64_t text; /* string index, wire key | IS_KEY, or text-spool number | IS_SPOOLED */
     uint32_t callstack;
     uint8_t meta;
     uint8_t app_info; /* MessageAppInfo: not a thread message */
@@ -84,6 +85,8 @@ struct btc_open_zone {
     uint32_t validation;
     struct btc_extra_rec extra;
     int has_extra;
+    char *text; /* zone text so far, spooled when the zone ends */
+    uint32_t text_len;
 };
 
 struct btc_thread {
@@ -246,6 +249,8 @@ struct btc_model {
     uint64_t event_count;
 
     struct btc_spool zones, extras, msgs, plot_points, frames, mem, lock_events;
+    struct btc_texts texts; /* zone texts and messages: mostly one of a kind */
+    uint64_t zone_text_max; /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };
 

@@ -144,3 +144,112 @@ void btc_spool_reader_close(struct btc_spool_reader *r)
     free(r->buf);
     r->buf = NULL;
 }
+
+int btc_texts_open(struct btc_texts *t, const char *dir, char *err, size_t errlen)
+{
+    t->count = 0;
+    return btc_spool_open_sized(&t->raw, dir, 1, SPOOL_BUF_BYTES, err, errlen);
+}
+
+void btc_texts_close(struct btc_texts *t)
+{
+    btc_spool_close(&t->raw);
+}
+
+/* Appends bytes to the byte-stream spool through its buffer. */
+static int raw_append(struct btc_spool *s, const uint8_t *p, size_t n)
+{
+    while (n) {
+        if (s->buf_len == s->buf_cap) {
+            int rc = btc_spool_flush(s);
+            if (rc < 0)
+                return rc;
+        }
+        size_t k = s->buf_cap - s->buf_len;
+        if (k > n)
+            k = n;
+        memcpy(s->buf + s->buf_len, p, k);
+        s->buf_len += k;
+        s->count += k;
+        p += k;
+        n -= k;
+    }
+    return BTC_OK;
+}
+
+int btc_texts_append(struct btc_texts *t, const void *s, uint32_t len, uint64_t *index)
+{
+    uint8_t hdr[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                      (uint8_t)(len >> 24)};
+    int rc = raw_append(&t->raw, hdr, 4);
+    if (rc >= 0)
+        rc = raw_append(&t->raw, s, len);
+    if (rc < 0)
+        return rc;
+    *index = t->count++;
+    return BTC_OK;
+}
+
+int btc_texts_reader_open(struct btc_texts_reader *r, struct btc_texts *t)
+{
+    memset(r, 0, sizeof *r);
+    int rc = btc_spool_flush(&t->raw);
+    if (rc < 0)
+        return rc;
+    r->t = t;
+    r->cap = SPOOL_BUF_BYTES;
+    r->buf = malloc(r->cap);
+    return r->buf ? BTC_OK : BTC_ERR_NOMEM;
+}
+
+/* Makes at least n bytes available at r->buf + r->pos (n <= 4 + 65535 + ...). */
+static int texts_fill(struct btc_texts_reader *r, size_t n)
+{
+    if (r->len - r->pos >= n)
+        return 1;
+    memmove(r->buf, r->buf + r->pos, r->len - r->pos);
+    r->len -= r->pos;
+    r->pos = 0;
+    if (n > r->cap) {
+        uint8_t *b = realloc(r->buf, n);
+        if (!b)
+            return BTC_ERR_NOMEM;
+        r->buf = b;
+        r->cap = n;
+    }
+    while (r->len < n) {
+        ssize_t k;
+        do
+            k = pread(r->t->raw.fd, r->buf + r->len, r->cap - r->len, (off_t)r->file_off);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+            return BTC_ERR_IO;
+        if (k == 0)
+            return 0;
+        r->len += (size_t)k;
+        r->file_off += (uint64_t)k;
+    }
+    return 1;
+}
+
+int btc_texts_reader_next(struct btc_texts_reader *r, const char **s, uint32_t *len)
+{
+    int rc = texts_fill(r, 4);
+    if (rc <= 0)
+        return rc;
+    const uint8_t *h = r->buf + r->pos;
+    uint32_t n = h[0] | ((uint32_t)h[1] << 8) | ((uint32_t)h[2] << 16) | ((uint32_t)h[3] << 24);
+    rc = texts_fill(r, 4 + (size_t)n);
+    if (rc <= 0)
+        return rc < 0 ? rc : BTC_ERR_IO; /* a text cut short: the spool is damaged */
+    *s = (const char *)r->buf + r->pos + 4;
+    *len = n;
+    r->pos += 4 + (size_t)n;
+    return 1;
+}
+
+void btc_texts_reader_close(struct btc_texts_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+}

@@ -47,4 +47,27 @@ int btc_spool_reader_open(struct btc_spool_reader *r, struct btc_spool *s);
 int btc_spool_reader_next(struct btc_spool_reader *r, const uint8_t **rec);
 void btc_spool_reader_close(struct btc_spool_reader *r);
 
+/* Variable-length texts (zone texts, messages: often one of a kind per
+ * event), appended as u32 length + bytes; read back in order at the end. */
+struct btc_texts {
+    struct btc_spool raw; /* rec = 1: a byte stream */
+    uint64_t count;
+};
+
+int btc_texts_open(struct btc_texts *t, const char *dir, char *err, size_t errlen);
+void btc_texts_close(struct btc_texts *t);
+/* Appends a text; *index receives its number (0, 1, ...). */
+int btc_texts_append(struct btc_texts *t, const void *s, uint32_t len, uint64_t *index);
+
+struct btc_texts_reader {
+    struct btc_texts *t;
+    uint8_t *buf;
+    size_t cap, len, pos;
+    uint64_t file_off;
+};
+int btc_texts_reader_open(struct btc_texts_reader *r, struct btc_texts *t);
+/* Returns 1 with the next text in *s / *len, 0 at the end, < 0 on error. */
+int btc_texts_reader_next(struct btc_texts_reader *r, const char **s, uint32_t *len);
+void btc_texts_reader_close(struct btc_texts_reader *r);
+
 #endif

@@ -143,7 +143,8 @@ struct writer {
     struct btc_model *m;
     struct fw w;
     uint32_t version;
-    int64_t unknown; /* string index of "???" */
+    int64_t unknown;     /* string index of "???" */
+    uint64_t texts_base; /* string index of the first spooled text */
     char *err;
     size_t errlen;
 };
@@ -333,9 +334,13 @@ static void write_messages(struct writer *wr, const struct btc_msg_rec *v)
     for (uint64_t i = 0; i < m->msgs.count; i++) {
         put_u64(w, i);
         put_wto(w, &ref, v[i].time);
-        int64_t text = (v[i].text & BTC_MSG_TEXT_IS_KEY)
-                           ? key_string(wr, v[i].text & ~BTC_MSG_TEXT_IS_KEY)
-                           : (int64_t)v[i].text;
+        int64_t text;
+        if (v[i].text & BTC_MSG_TEXT_IS_KEY)
+            text = key_string(wr, v[i].text & ~BTC_MSG_TEXT_IS_KEY);
+        else if (v[i].text & BTC_MSG_TEXT_IS_SPOOLED)
+            text = (int64_t)(wr->texts_base + (v[i].text & ~BTC_MSG_TEXT_IS_SPOOLED));
+        else
+            text = (int64_t)v[i].text;
         put_strref_idx(w, text < 0 ? wr->unknown : text);
         put_u32(w, v[i].color);
         put_u24(w, v[i].callstack);
@@ -362,7 +367,7 @@ static int write_extras(struct writer *wr)
         struct btc_extra_rec e;
         memcpy(&e, p, sizeof e);
         put_u24(w, e.callstack);
-        put_u24(w, e.text);
+        put_u24(w, e.text ? (uint32_t)(wr->texts_base + e.text) : 0);
         put_u24(w, e.name);
         put_u24(w, e.color);
     }
@@ -760,7 +765,8 @@ static void write_topology(struct writer *wr)
     struct btc_cpu *c = m->cpus.data;
     size_t n = m->cpus.len;
     int dies = wr->version >= BTC_FILE_VERSION_0_14_0;
-    qsort(c, n, sizeof *c, cmp_cpu);
+    if (n)
+        qsort(c, n, sizeof *c, cmp_cpu);
     uint64_t packages = 0;
     for (size_t i = 0; i < n; i++)
         packages += i == 0 || c[i].package != c[i - 1].package;
@@ -850,15 +856,29 @@ static int write_payload(struct writer *wr)
         put_u64(w, 0); /* section descriptions */
     }
 
-    /* Strings: string i has key i; pointer keys map onto them. */
+    /* Strings: string i has key i; pointer keys map onto them. The names
+     * come first, then the spooled texts, streamed from disk. */
     size_t ns = btc_strtab_count(&m->strings);
-    put_u64(w, ns);
+    put_u64(w, ns + m->texts.count);
     for (size_t i = 0; i < ns; i++) {
         uint32_t len;
         const char *s = btc_strtab_get(&m->strings, (uint32_t)i, &len);
         put_u64(w, i);
         put_str(w, s, len);
     }
+    struct btc_texts_reader tr;
+    if (btc_texts_reader_open(&tr, &m->texts) < 0)
+        return io_fail(wr, "text");
+    const char *text;
+    uint32_t tlen;
+    uint64_t k = 0;
+    while ((rc = btc_texts_reader_next(&tr, &text, &tlen)) > 0) {
+        put_u64(w, ns + k++);
+        put_str(w, text, tlen);
+    }
+    btc_texts_reader_close(&tr);
+    if (rc < 0 || k != m->texts.count)
+        return io_fail(wr, "text");
     put_u64(w, m->key_strings.len);
     for (size_t i = 0; i < m->key_strings.cap; i++) {
         if (m->key_strings.used[i]) {
@@ -973,6 +993,15 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
     wr.unknown = btc_strtab_intern(&m->strings, "???", 3);
     if (wr.unknown < 0)
         return BTC_ERR_NOMEM;
+    wr.texts_base = btc_strtab_count(&m->strings);
+    /* Zone extras index strings with 24 bits (upstream's StringIdx);
+     * messages use 64-bit references and have no such limit. */
+    if (wr.texts_base + m->zone_text_max >= (1u << 24)) {
+        snprintf(err, errlen,
+                 "zone texts reach string %llu: the file format indexes at most 16777215",
+                 (unsigned long long)(wr.texts_base + m->zone_text_max));
+        return BTC_ERR_FORMAT;
+    }
     struct fw *w = &wr.w;
     w->f = fopen(path, "wb");
     if (!w->f) {
