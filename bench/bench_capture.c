@@ -27,6 +27,8 @@
 extern char **environ;
 
 #define PAIR_BYTES   (11u + 3u) /* ZoneBegin16 + ZoneEnd16 */
+#define TEXT_BYTES   12u
+#define TEXTED_BYTES (11u + 2u + TEXT_BYTES + 1u + 3u) /* + SingleStringData8 + ZoneText */
 #define SRCLOC_KEY   0x1000u
 #define NAME_KEY     0x2000u
 #define FUNCTION_KEY 0x3000u
@@ -37,6 +39,7 @@ struct client {
     int listen_fd;
     unsigned port;
     uint64_t zones;
+    int texts; /* each zone gets a text of its own ("z0000000042") */
     int rc;
     char err[256];
 };
@@ -113,6 +116,35 @@ static int answer(int fd, uint8_t *q, size_t *qlen, int wait_ms)
     return 0;
 }
 
+/* n zones numbered from first into raw, compressed into frame (u32 size +
+ * LZ4 block); returns the compressed size. */
+static int fill_frame(uint8_t *raw, uint8_t *frame, size_t n, uint64_t first, int texts)
+{
+    uint8_t *p = raw;
+    for (size_t i = 0; i < n; i++) {
+        p[0] = BT_EV_ZONE_BEGIN16;
+        bt_wire_put_u16(p + 1, 100);
+        bt_wire_put_u64(p + 3, SRCLOC_KEY);
+        p += 11;
+        if (texts) {
+            char text[TEXT_BYTES + 1];
+            snprintf(text, sizeof text, "z%010llu", (unsigned long long)(first + i));
+            p[0] = BT_EV_SINGLE_STRING_DATA8;
+            p[1] = TEXT_BYTES - 1;
+            memcpy(p + 2, text, TEXT_BYTES - 1);
+            p[1 + TEXT_BYTES] = BT_EV_ZONE_TEXT;
+            p += TEXT_BYTES + 2;
+        }
+        p[0] = BT_EV_ZONE_END16;
+        bt_wire_put_u16(p + 1, 50);
+        p += 3;
+    }
+    int clen = LZ4_compress_default((char *)raw, (char *)frame + 4, (int)(p - raw),
+                                    (int)BT_WIRE_LZ4_BOUND);
+    bt_wire_put_u32(frame, (uint32_t)clen);
+    return clen;
+}
+
 static void *serve(void *arg)
 {
     struct client *c = arg;
@@ -126,29 +158,21 @@ static void *serve(void *arg)
     uint8_t welcome[1 + BT_WELCOME_SIZE] = {BT_HANDSHAKE_WELCOME};
     double mul = 1.0;
     memcpy(welcome + 1 + BT_WELCOME_OFF_TIMER_MUL, &mul, 8);
-    bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_INIT_BEGIN, 1000);
-    bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_INIT_END, 2000);
+    bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_INIT_BEGIN, 0);
+    bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_INIT_END, 10);
     bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_RESOLUTION, 1);
     bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_EPOCH, (uint64_t)time(NULL));
     bt_wire_put_u64(welcome + 1 + BT_WELCOME_OFF_PID, (uint64_t)getpid());
     strcpy((char *)welcome + 1 + BT_WELCOME_OFF_PROGRAM_NAME, "bench-synthetic");
     send_all(fd, welcome, sizeof welcome);
 
-    /* One frame of pairs, compressed once and sent again and again: the THR
-     * reference keeps running across frames, so time only moves forward. */
-    size_t pairs = BT_WIRE_FRAME_SIZE / PAIR_BYTES;
+    /* Without texts, one frame of pairs is compressed once and sent again
+     * and again: the THR reference keeps running across frames, so time only
+     * moves forward. With texts every frame is built anew. */
+    size_t per = c->texts ? TEXTED_BYTES : PAIR_BYTES;
+    size_t pairs = BT_WIRE_FRAME_SIZE / per;
     uint8_t *raw = malloc(BT_WIRE_FRAME_SIZE), *frame = malloc(4 + BT_WIRE_LZ4_BOUND);
-    for (size_t i = 0; i < pairs; i++) {
-        uint8_t *p = raw + i * PAIR_BYTES;
-        p[0] = BT_EV_ZONE_BEGIN16;
-        bt_wire_put_u16(p + 1, 100);
-        bt_wire_put_u64(p + 3, SRCLOC_KEY);
-        p[11] = BT_EV_ZONE_END16;
-        bt_wire_put_u16(p + 12, 50);
-    }
-    int clen = LZ4_compress_default((char *)raw, (char *)frame + 4, (int)(pairs * PAIR_BYTES),
-                                    (int)BT_WIRE_LZ4_BOUND);
-    bt_wire_put_u32(frame, (uint32_t)clen);
+    int clen = fill_frame(raw, frame, pairs, 0, c->texts);
     uint8_t first[5 + 4 + 64], q[4096];
     size_t qlen = 0;
     uint8_t ctx[5] = {BT_EV_THREAD_CONTEXT};
@@ -160,19 +184,12 @@ static void *serve(void *arg)
     uint64_t sent = 0;
     int st = 0;
     while (sent < c->zones && st >= 0) {
-        uint64_t left = c->zones - sent;
-        if (left >= pairs) {
-            if (send_all(fd, frame, 4 + (size_t)clen) < 0)
-                st = -1;
-            sent += pairs;
-        } else {
-            int l = LZ4_compress_default((char *)raw, (char *)frame + 4, (int)(left * PAIR_BYTES),
-                                         (int)BT_WIRE_LZ4_BOUND);
-            bt_wire_put_u32(frame, (uint32_t)l);
-            if (send_all(fd, frame, 4 + (size_t)l) < 0)
-                st = -1;
-            sent += left;
-        }
+        uint64_t k = c->zones - sent < pairs ? c->zones - sent : pairs;
+        if (c->texts || k < pairs)
+            clen = fill_frame(raw, frame, (size_t)k, sent, c->texts);
+        if (send_all(fd, frame, 4 + (size_t)clen) < 0)
+            st = -1;
+        sent += k;
         if (st >= 0)
             st = answer(fd, q, &qlen, 0);
     }
@@ -200,9 +217,10 @@ struct result {
     off_t file_bytes;
 };
 
-static int run_capture(const char *prog, const char *out, uint64_t zones, struct result *r)
+static int run_capture(const char *prog, const char *out, uint64_t zones, int texts,
+                       struct result *r)
 {
-    struct client c = {.zones = zones};
+    struct client c = {.zones = zones, .texts = texts};
     c.listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
     socklen_t al = sizeof a;
@@ -247,32 +265,38 @@ static int run_capture(const char *prog, const char *out, uint64_t zones, struct
 int main(int argc, char **argv)
 {
     if (argc < 4) {
-        fprintf(stderr, "usage: %s ZONES OUT_DIR CAPTURE [UPSTREAM_TRACY_CAPTURE]\n", argv[0]);
+        fprintf(stderr,
+                "usage: %s ZONES[:texts] OUT_DIR CAPTURE [UPSTREAM_TRACY_CAPTURE]\n"
+                "  ZONES:texts gives every zone a text of its own (11 bytes)\n",
+                argv[0]);
         return 2;
     }
     signal(SIGPIPE, SIG_IGN);
-    uint64_t zones = strtoull(argv[1], NULL, 10);
+    char *rest;
+    uint64_t zones = strtoull(argv[1], &rest, 10);
+    int texts = !strcmp(rest, ":texts");
     const char *dir = argv[2];
     mkdir(dir, 0755);
     struct result res[2];
     const char *names[2] = {"boardtrace-capture", "tracy-capture (upstream)"};
     int n = argc > 4 ? 2 : 1, failed = 0;
     printf("capture of a synthetic stream of %llu zones (%llu events, one thread, one source "
-           "location)\n",
-           (unsigned long long)zones, (unsigned long long)zones * 2);
+           "location%s)\n",
+           (unsigned long long)zones, (unsigned long long)zones * (texts ? 3 : 2),
+           texts ? ", a text of its own per zone" : "");
     printf("%-26s %8s %8s %14s %16s %12s %10s\n", "capture", "wall s", "CPU s", "events/s",
            "events/CPU-s", "peak RSS", "file");
     for (int i = 0; i < n; i++) {
         char out[4096];
         snprintf(out, sizeof out, "%s/bench-%d.tracy", dir, i);
-        if (run_capture(argv[3 + i], out, zones, &res[i]) < 0) {
+        if (run_capture(argv[3 + i], out, zones, texts, &res[i]) < 0) {
             fprintf(stderr, "%s failed (exit %d)\n", argv[3 + i], res[i].status);
             failed = 1;
             continue;
         }
         printf("%-26s %8.2f %8.2f %14.0f %16.0f %8.1f MiB %6.1f MiB\n", names[i], res[i].seconds,
-               res[i].cpu_seconds, (double)zones * 2 / res[i].seconds,
-               (double)zones * 2 / res[i].cpu_seconds, res[i].max_rss_kb / 1024.0,
+               res[i].cpu_seconds, (double)zones * (texts ? 3 : 2) / res[i].seconds,
+               (double)zones * (texts ? 3 : 2) / res[i].cpu_seconds, res[i].max_rss_kb / 1024.0,
                (double)res[i].file_bytes / (1024.0 * 1024.0));
         if (!getenv("BENCH_KEEP_FILES"))
             unlink(out);
