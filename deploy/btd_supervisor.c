@@ -23,7 +23,7 @@
 /* Timings in tenths of a second (the loop's tick). */
 enum {
     CAPTURE_GRACE_TICKS = 1200, /* capture may take 2 min to save after the program */
-    PROGRAM_GRACE_TICKS = 100,  /* program gets 10 s after the capture ended */
+    PROGRAM_GRACE_TICKS = 100,  /* program gets 10 s after the capture ended (run only) */
     KILL_AFTER_TICKS = 50,      /* then 5 s between INT, TERM and KILL */
     HEARTBEAT_TICKS = 50,
 };
@@ -154,7 +154,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
         " [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null; fi\n"
         "  if [ -z \"$pe\" ]; then\n"
-        "    if [ $stopping = 1 ] || [ -n \"$ce\" ]; then gp=$((gp+1)); fi\n"
+        "    if [ $stopping = 1 ] || { [ -n \"$cp\" ] && [ -n \"$ce\" ]; }; then gp=$((gp+1)); fi\n"
         "    [ $gp = %d ] && { say program-timeout; kill -TERM $pp 2>/dev/null; }\n"
         "    [ $gp = %d ] && kill -KILL $pp 2>/dev/null\n"
         "  elif [ -z \"$ce\" ]; then\n"

@@ -67,6 +67,9 @@ static void a_host_capture_receives_the_boards_events_through_the_forward(void *
         free(err);
     }
     assert_true(port > 0);
+    /* A GUI may connect whenever; the program waits for it as long as it
+     * likes (longer than the 10 s a run gives it after its capture). */
+    sleep(12);
     char port_s[16];
     snprintf(port_s, sizeof port_s, "%d", port);
     const char *argv[] = {host_capture, "-o", trace, "-a", "127.0.0.1", "-p", port_s, NULL};
