@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The trace to fetch: REMOTE itself, REMOTE/trace.tracy for a run's folder,
  * or the newest run folder's trace under the base folder. */
@@ -68,6 +69,12 @@ int btd_cmd_fetch(const struct btd_options *o)
     if (status == BTD_EXIT_OK) {
         const char *base = strrchr(remote, '/');
         const char *out = o->output ? o->output : base ? base + 1 : remote;
+        struct stat st;
+        if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
+            btd_error("-o %s: expected a file name for the trace, found a folder", out);
+            btd_conn_close(&d.conn);
+            return BTD_EXIT_USAGE;
+        }
         uint64_t size = 0;
         char sha[65];
         status = btd_pull(&d.conn, &d.xo, remote, out, true, BTD_SIZE_UNKNOWN, &size, sha);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct run_result {
@@ -255,6 +256,12 @@ int btd_cmd_run(const struct btd_options *o)
     }
     r.output = o->output ? o->output : (owned_output = default_output(o->program));
     snprintf(r.record_path, sizeof r.record_path, "%s.json", r.output);
+    struct stat st;
+    if (stat(r.output, &st) == 0 && S_ISDIR(st.st_mode)) {
+        btd_error("-o %s: expected a file name for the trace, found a folder", r.output);
+        free(owned_output);
+        return BTD_EXIT_USAGE;
+    }
     {
         char *copy = btd_xstrdup(r.output);
         const char *dir = dirname(copy);
