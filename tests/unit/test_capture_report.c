@@ -114,6 +114,8 @@ static void chrome_export_has_a_complete_event_per_zone(void **state)
     assert_int_equal(count(json, "{\"ph\":\"X\""), 8300);
     assert_int_equal(count(json, "\"name\":\"with_callstack\""), 200);
     assert_int_equal(count(json, "\"name\":\"thread_name\""), 4);
+    assert_int_equal(count(json, "{\"ph\":\"i\""), 24); /* the messages */
+    assert_non_null(strstr(json, "\"name\":\"peer-client start\""));
     assert_non_null(strstr(json, "{\"name\":\"peer-worker-1\"}"));
     assert_true(len > 2 && strncmp(json, "{\"displayTimeUnit\"", 18) == 0);
     assert_string_equal(json + len - 4, "\n]}\n");

@@ -89,6 +89,20 @@ typedef int (*btc_zone_fn)(void *ctx, const struct btc_trace *t, const struct bt
 
 int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *ctx, char *err,
                    size_t errlen);
+
+/* Called for each message in time order (before any zone); source is
+ * 0 user, 1 Tracy (always 0 in 0.11.1 files). */
+struct btc_read_message {
+    int64_t time;
+    const char *text;
+    uint32_t color; /* 0xAABBGGRR */
+    uint8_t source, severity;
+};
+typedef int (*btc_message_fn)(void *ctx, const struct btc_trace *t,
+                              const struct btc_read_message *m);
+/* btc_tracy_read with a message callback as well. */
+int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn fn,
+                            btc_message_fn mfn, void *ctx, char *err, size_t errlen);
 /* Reads from an in-memory file image (fuzzing, tests). */
 int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn, void *ctx,
                        char *err, size_t errlen);

@@ -40,6 +40,7 @@ struct rd {
     char *err;
     size_t errlen;
     uint64_t payload_off;
+    btc_message_fn mfn;
 };
 
 static int raw_read(struct rd *r, void *p, size_t n)
@@ -526,14 +527,26 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
 
     n = g64(r); /* messages */
     t->messages = n;
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
-        skip(r, 8 + 8 + 9);
+    int64_t mref = 0;
+    for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
+        g64(r); /* key */
+        int64_t time = gwto(r, &mref);
+        uint64_t text = g64(r);
+        uint8_t flags = g8(r);
         uint32_t color = g32(r);
         uint32_t cs = g24(r);
-        uint8_t source = 0;
+        uint8_t source = 0, severity = 0;
         if (v14) {
             source = g8(r);
-            g8(r);
+            severity = g8(r);
+        }
+        if (r->mfn && !r->failed) {
+            int64_t idx = !(flags & BTC_STRREF_ACTIVE) ? -1
+                          : (flags & BTC_STRREF_IDX)
+                              ? (text < btc_strtab_count(&t->strings) ? (int64_t)text : -1)
+                              : string_of_key(t, text);
+            struct btc_read_message msg = {time, btc_trace_string(t, idx), color, source, severity};
+            rc = r->mfn(ctx, t, &msg);
         }
         if (source == BT_MSG_SOURCE_TRACY)
             t->messages_tracy++;
@@ -543,6 +556,8 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             t->messages_colored++;
         t->messages_with_callstack += cs != 0;
     }
+    if (rc < 0)
+        return rc;
     n = g64(r); /* zone extras */
     t->extras = n;
     for (uint64_t i = 0; i < n && !r->failed; i++)
@@ -829,8 +844,14 @@ static void rd_free(struct rd *r)
 int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *ctx, char *err,
                    size_t errlen)
 {
+    return btc_tracy_read_messages(path, t, fn, NULL, ctx, err, errlen);
+}
+
+int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn fn,
+                            btc_message_fn mfn, void *ctx, char *err, size_t errlen)
+{
     trace_init(t);
-    struct rd r = {.err = err, .errlen = errlen};
+    struct rd r = {.err = err, .errlen = errlen, .mfn = mfn};
     r.f = fopen(path, "rb");
     if (!r.f) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));

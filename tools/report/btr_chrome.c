@@ -1,6 +1,7 @@
 /* Chrome trace-event JSON export: every ended zone becomes a complete ("X")
- * event in microseconds, threads and the process get name metadata; the
- * file streams out zone by zone, so traces of any size convert. */
+ * event in microseconds, messages instant events, threads and the process
+ * get name metadata; the file streams out zone by zone, so traces of any
+ * size convert. */
 #include <inttypes.h>
 #include <string.h>
 
@@ -55,6 +56,19 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
     return 0;
 }
 
+/* Messages become process-wide instant events (the file keeps their thread
+ * only in per-thread lists that come after them). */
+static int on_message(void *ctx, const struct btc_trace *t, const struct btc_read_message *m)
+{
+    struct chrome *c = ctx;
+    sep(c);
+    fputs("{\"ph\":\"i\",\"s\":\"p\",\"name\":", c->out);
+    json_string(c->out, m->text);
+    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":0,\"ts\":%.3f,\"args\":{\"source\":\"%s\"}}",
+            t->pid, (double)m->time / 1000.0, m->source ? "tracy" : "user");
+    return 0;
+}
+
 int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                       size_t errlen)
 {
@@ -62,7 +76,7 @@ int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char
     struct btc_trace t;
     /* The reader fills in the header (pid) before the first zone arrives. */
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-    int rc = btc_tracy_read(path, &t, on_zone, &c, err, errlen);
+    int rc = btc_tracy_read_messages(path, &t, on_zone, on_message, &c, err, errlen);
     if (rc >= 0) {
         sep(&c);
         fprintf(out,
