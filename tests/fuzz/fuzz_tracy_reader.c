@@ -2,6 +2,7 @@
  * a clean error, never a crash, hang or unbounded allocation. */
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "btc_tracy.h"
 
@@ -14,12 +15,19 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
     return 0;
 }
 
+static int on_message(void *ctx, const struct btc_trace *t, const struct btc_read_message *m)
+{
+    (void)t;
+    *(uint64_t *)ctx += strlen(m->text);
+    return 0;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct btc_trace t;
     char err[512];
     uint64_t depth_sum = 0;
-    btc_tracy_read_mem(data, size, &t, on_zone, &depth_sum, err, sizeof err);
+    btc_tracy_read_mem(data, size, &t, on_zone, on_message, &depth_sum, err, sizeof err);
     btc_trace_free(&t);
     return 0;
 }

@@ -103,9 +103,9 @@ typedef int (*btc_message_fn)(void *ctx, const struct btc_trace *t,
 /* btc_tracy_read with a message callback as well. */
 int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn fn,
                             btc_message_fn mfn, void *ctx, char *err, size_t errlen);
-/* Reads from an in-memory file image (fuzzing, tests). */
-int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn, void *ctx,
-                       char *err, size_t errlen);
+/* The same from an in-memory file image (fuzzing, tests). */
+int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn,
+                       btc_message_fn mfn, void *ctx, char *err, size_t errlen);
 void btc_trace_free(struct btc_trace *t);
 
 /* A string of the trace by index ("" for -1 or out of range). */

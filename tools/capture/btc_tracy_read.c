@@ -863,11 +863,11 @@ int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn f
     return rc;
 }
 
-int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn, void *ctx,
-                       char *err, size_t errlen)
+int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn,
+                       btc_message_fn mfn, void *ctx, char *err, size_t errlen)
 {
     trace_init(t);
-    struct rd r = {.err = err, .errlen = errlen, .mem = buf, .mem_len = n};
+    struct rd r = {.err = err, .errlen = errlen, .mem = buf, .mem_len = n, .mfn = mfn};
     int rc = read_container(&r, t, fn, ctx);
     rd_free(&r);
     return rc;
