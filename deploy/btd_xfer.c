@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 enum {
-    UPLOAD_CHUNK = 32768,
+    UPLOAD_CHUNK = 131072, /* OpenSSH takes SFTP packets up to 256 KiB */
     DOWNLOAD_CHUNK = 65536,
     DOWNLOAD_IN_FLIGHT = 32,
 };
