@@ -10,7 +10,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -140,6 +143,41 @@ static void a_key_the_board_does_not_accept_is_refused(void **state)
     assert_non_null(strstr(r.err, "authentication"));
     assert_non_null(strstr(r.err, key));
     assert_non_null(strstr(r.err, "never takes passwords"));
+    result_free(&r);
+}
+
+static void a_key_held_by_ssh_agent_is_used(void **state)
+{
+    (void)state;
+    char sock[600];
+    snprintf(sock, sizeof sock, "%s/agent.sock", work);
+    pid_t agent = fork();
+    if (agent == 0) {
+        int devnull = open("/dev/null", O_WRONLY);
+        dup2(devnull, 1);
+        dup2(devnull, 2);
+        execl("/usr/bin/ssh-agent", "ssh-agent", "-D", "-a", sock, (char *)NULL);
+        _exit(127);
+    }
+    for (int i = 0; i < 100 && access(sock, F_OK) != 0; i++)
+        usleep(50000);
+    setenv("SSH_AUTH_SOCK", sock, 1);
+    char *add[] = {"/usr/bin/ssh-add", board.key, NULL};
+    struct result r;
+    assert_int_equal(run_command(add, work, 30, &r), 0);
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    /* No -i: only the agent (and default files the board does not know). */
+    const char *bt[] = {boardtrace,      "check",           "--host", board.target,
+                        "--known-hosts", board.known_hosts, NULL};
+    assert_int_equal(run_command((char *const *)bt, work, 60, &r), 0);
+    unsetenv("SSH_AUTH_SOCK");
+    kill(agent, SIGTERM);
+    waitpid(agent, NULL, 0);
+    if (r.status != 0)
+        fprintf(stderr, "%s\n%s\n", r.out, r.err);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "authentication         ok (public key)"));
     result_free(&r);
 }
 
@@ -301,6 +339,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(accept_new_host_key_records_an_unknown_key),
         cmocka_unit_test(a_changed_host_key_is_refused_even_with_accept_new),
         cmocka_unit_test(a_key_the_board_does_not_accept_is_refused),
+        cmocka_unit_test(a_key_held_by_ssh_agent_is_used),
         cmocka_unit_test(an_x86_64_program_is_refused_before_upload_naming_both),
         cmocka_unit_test(arguments_and_environment_arrive_literally),
         cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
