@@ -29,7 +29,8 @@ static const char probe_script[] =
     "  fi\n"
     "fi\n"
     "printf 'df %s\\n' \"$(df -Pk \"$where\" 2>/dev/null | tail -n 1)\"\n"
-    "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port \\1/p' "
+    "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port "
+    "\\1 \\2/p' "
     "/proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
     "if [ -r /proc/self/maps ]; then echo 'maps 1'; else echo 'maps 0'; fi\n"
     "if [ -n \"$(readlink /proc/self/exe 2>/dev/null)\" ]; then echo 'exe 1'; else echo 'exe 0'; "
@@ -68,9 +69,18 @@ void btd_board_parse(const char *text, struct btd_board *b)
             b->exe_link = atoi(val) == 1;
         else if (strcmp(line, "paranoid") == 0)
             snprintf(b->perf_paranoid, sizeof b->perf_paranoid, "%s", val);
-        else if (strcmp(line, "port") == 0 && b->nports < BTD_BOARD_MAX_PORTS)
-            b->ports[b->nports++] = (int)strtol(val, NULL, 16);
-        else if (strcmp(line, "df") == 0) {
+        else if (strcmp(line, "port") == 0) {
+            /* Local and remote port of a TCP socket: a port still in a
+             * connection to it (TIME_WAIT) would look ready to the
+             * supervisor, so neither is chosen. */
+            char *end;
+            long local = strtol(val, &end, 16);
+            long remote = strtol(end, NULL, 16);
+            if (b->nports < BTD_BOARD_MAX_PORTS)
+                b->ports[b->nports++] = (int)local;
+            if (remote && b->nports < BTD_BOARD_MAX_PORTS)
+                b->ports[b->nports++] = (int)remote;
+        } else if (strcmp(line, "df") == 0) {
             /* POSIX df: Filesystem 1024-blocks Used Available Capacity Mounted */
             char fs[512];
             unsigned long long blocks, used, avail;

@@ -79,7 +79,7 @@ int btd_cmd_check(const struct btd_options *o)
     if (b->exec_ok == 0)
         status = BTD_EXIT_BOARD;
     char ports[64];
-    snprintf(ports, sizeof ports, "%d local TCP ports in use", b->nports);
+    snprintf(ports, sizeof ports, "%d TCP ports in use (local and remote ends)", b->nports);
     line("network", "%s", ports);
     btd_deploy_cleanup(&d, false);
     printf("  %s\n", status == BTD_EXIT_OK ? "ready for boardtrace run" : "NOT ready");

@@ -142,7 +142,7 @@ static void the_board_probe_answer_is_understood(void **state)
                     "dir /tmp/boardtrace.Ab12Cd\n"
                     "exec 1\n"
                     "df /dev/mmcblk0p2 7654321 1234 500000 1% /\n"
-                    "port 1F96\nport 0016\n"
+                    "port 1F96 0000\nport 0016 C350\n"
                     "maps 1\nexe 1\nparanoid 2\n",
                     &b);
     assert_string_equal(b.arch, "riscv64");
@@ -151,9 +151,10 @@ static void the_board_probe_answer_is_understood(void **state)
     assert_int_equal(b.exec_ok, 1);
     assert_true(b.free_known);
     assert_int_equal(b.free_bytes, 500000ull * 1024);
-    assert_int_equal(b.nports, 2);
+    assert_int_equal(b.nports, 3);
     assert_int_equal(b.ports[0], 8086);
     assert_int_equal(b.ports[1], 22);
+    assert_int_equal(b.ports[2], 50000);
     assert_true(b.maps_readable);
     assert_true(b.exe_link);
     assert_string_equal(b.perf_paranoid, "2");
