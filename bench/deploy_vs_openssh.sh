@@ -76,6 +76,7 @@ head -c 100000000 /dev/urandom >"$dir/trace.tracy"
 : >"$work/scp.txt"
 : >"$work/fetch.txt"
 : >"$work/xfer.txt"
+: >"$work/verified.txt"
 i=0
 while [ "$i" -lt 3 ]; do
     rm -f "$work/scp.bin" "$work/fetch.bin"
@@ -91,15 +92,28 @@ while [ "$i" -lt 3 ]; do
     echo "$t1 - $t0" | bc >>"$work/fetch.txt"
     sed -n 's/.*pull trace.tracy: .* in \([0-9.]*\) s.*/\1/p' "$work/fetch.err" >>"$work/xfer.txt"
     cmp -s "$work/scp.bin" "$work/fetch.bin" || { echo "fetched file differs" >&2; exit 1; }
+    # The same verified pull by hand: scp, then both sides' sha256sum.
+    rm -f "$work/scp.bin"
+    t0=$(now)
+    # shellcheck disable=SC2086
+    scp -q $ssh_opts -P "$BOARD_PORT" "$conn:$dir/trace.tracy" "$work/scp.bin"
+    # shellcheck disable=SC2086
+    theirs=$(ssh $ssh_opts -p "$BOARD_PORT" "$conn" "sha256sum < $dir/trace.tracy" | cut -d' ' -f1)
+    ours=$(sha256sum <"$work/scp.bin" | cut -d' ' -f1)
+    t1=$(now)
+    [ "$theirs" = "$ours" ] || { echo "scp copy differs" >&2; exit 1; }
+    echo "$t1 - $t0" | bc >>"$work/verified.txt"
     i=$((i + 1))
 done
 scp_t=$(median <"$work/scp.txt")
 fetch_t=$(median <"$work/fetch.txt")
 xfer_t=$(median <"$work/xfer.txt")
+verified_t=$(median <"$work/verified.txt")
 mb() { echo "100 / $1" | bc -l; }
 printf 'pull of a 100 MB file (3 runs, median)\n'
 printf '  scp                             %6.2f s  %6.1f MB/s\n' "$scp_t" "$(mb "$scp_t")"
-printf '  boardtrace fetch, whole command %6.2f s  %6.1f MB/s   ratio %.2f\n' "$fetch_t" "$(mb "$fetch_t")" "$(echo "$fetch_t / $scp_t" | bc -l)"
+printf '  scp + sha256sum on both sides  %6.2f s  %6.1f MB/s\n' "$verified_t" "$(mb "$verified_t")"
+printf '  boardtrace fetch, whole command %6.2f s  %6.1f MB/s   ratio %.2f to scp, %.2f to scp + sha256sum\n' "$fetch_t" "$(mb "$fetch_t")" "$(echo "$fetch_t / $scp_t" | bc -l)" "$(echo "$fetch_t / $verified_t" | bc -l)"
 printf '  boardtrace fetch, transfer only %6.2f s  %6.1f MB/s   ratio %.2f\n' "$xfer_t" "$(mb "$xfer_t")" "$(echo "$xfer_t / $scp_t" | bc -l)"
 printf '  (the whole command includes the board computing SHA-256 of 100 MB with busybox\n'
 printf '   under qemu, in parallel with the transfer)\n'
