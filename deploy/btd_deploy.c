@@ -166,13 +166,6 @@ int btd_deploy_prepare(struct btd_deploy *d)
         return BTD_EXIT_BOARD;
     }
     btd_note("board %s: %s, %s", d->conn.where, b->uname_m, b->uname);
-    if (!d->program.has_symbols)
-        btd_warn("%s has no symbol table (stripped): callstacks (tracing modes 3-4) will show "
-                 "addresses without function names",
-                 d->program.path);
-    if (!b->exe_link)
-        btd_warn("/proc/self/exe does not resolve on %s: callstacks will not be named",
-                 d->conn.where);
     int status = BTD_EXIT_OK;
     if (d->want_capture && !d->has_capture) {
         status = btd_find_capture(b->arch, d->capture_path, sizeof d->capture_path);
@@ -221,6 +214,13 @@ int btd_deploy_prepare(struct btd_deploy *d)
     }
     d->t_preflight = btd_now();
     btd_debug("private folder %s", b->dir);
+    if (!d->program.has_symbols)
+        btd_warn("%s has no symbol table (stripped): callstacks (tracing modes 3-4) will show "
+                 "addresses without function names",
+                 d->program.path);
+    if (!b->exe_link)
+        btd_warn("/proc/self/exe does not resolve on %s: callstacks will not be named",
+                 d->conn.where);
 
     board_name(d->program.path, "", d->program.name, sizeof d->program.name);
     snprintf(d->program.remote, sizeof d->program.remote, "%s/%s", b->dir, d->program.name);

@@ -146,7 +146,7 @@ static void fingerprint(ssh_session s, char *out, size_t outlen, char *type, siz
 
 static int verify_host_key(struct btd_conn *c, const struct btd_connect_options *o)
 {
-    char fp[128], type[64];
+    char fp[128], type[64], entry[300];
     char *file = NULL;
     ssh_options_get(c->session, SSH_OPTIONS_KNOWNHOSTS, &file);
     const char *kh = file ? file : "known_hosts";
@@ -158,11 +158,16 @@ static int verify_host_key(struct btd_conn *c, const struct btd_connect_options 
         rc = BTD_EXIT_OK;
         break;
     case SSH_KNOWN_HOSTS_CHANGED:
+        /* known_hosts names a host on another port than 22 "[host]:port". */
+        if (c->port != 22)
+            snprintf(entry, sizeof entry, "[%s]:%d", c->host, c->port);
+        else
+            snprintf(entry, sizeof entry, "%s", c->host);
         btd_error("host key for %s has CHANGED: the board now offers %s %s, which does not "
                   "match the key recorded in %s. Refusing to connect (a changed key may mean "
                   "someone is intercepting the connection). If the board was reinstalled, "
                   "remove its old line with: ssh-keygen -f '%s' -R '%s'",
-                  c->where, type, fp, kh, kh, c->host);
+                  c->where, type, fp, kh, kh, entry);
         break;
     case SSH_KNOWN_HOSTS_OTHER:
         btd_error("host key for %s: the board offers a %s key (%s) but %s records a key of "
