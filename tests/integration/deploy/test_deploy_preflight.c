@@ -118,6 +118,9 @@ static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
     assert_int_equal(r.status, 5);
     assert_non_null(strstr(r.err, "CHANGED"));
     assert_non_null(strstr(r.err, "SHA256:"));
+    char hint[64];
+    snprintf(hint, sizeof hint, "-R '[127.0.0.1]:%d'", board.port);
+    assert_non_null(strstr(r.err, hint));
     char *after = read_file(kh, NULL);
     assert_string_equal(after, line);
     free(after);
