@@ -112,12 +112,17 @@ bool btd_watchdog_stop(void)
     return watchdog_fired != 0;
 }
 
+/* Set when a key needed its passphrase but there was no terminal to ask. */
+static bool passphrase_unasked;
+
 static int ask_passphrase(const char *prompt, char *buf, size_t len, int echo, int verify,
                           void *userdata)
 {
     (void)userdata;
-    if (!isatty(STDIN_FILENO))
+    if (!isatty(STDIN_FILENO)) {
+        passphrase_unasked = true;
         return -1;
+    }
     return ssh_getpass(prompt, buf, len, echo, verify);
 }
 
@@ -223,6 +228,9 @@ static int authenticate(struct btd_conn *c, const struct btd_connect_options *o)
             return BTD_EXIT_OK;
         }
     }
+    if (passphrase_unasked)
+        btd_error("a key is protected by a passphrase and there is no terminal to ask for it: "
+                  "run boardtrace on a terminal, or load the key into ssh-agent (ssh-add)");
     btd_error("authentication with %s refused: tried %s%s%sthe default identity files; the "
               "board accepts:%s%s%s. boardtrace never takes passwords on the command line: "
               "load a key into ssh-agent or give one with -i",
