@@ -369,6 +369,60 @@ static void cpu_usage_topology_and_pids_are_written(void **state)
     }
 }
 
+static size_t message(uint8_t *p, const char *text, uint64_t t)
+{
+    size_t n = strlen(text);
+    p[0] = BT_EV_SINGLE_STRING_DATA8;
+    p[1] = (uint8_t)n;
+    memcpy(p + 2, text, n);
+    p[2 + n] = BT_EV_MESSAGE;
+    bt_wire_put_u64(p + 3 + n, t);
+    p[11 + n] = 0x20;
+    return 12 + n;
+}
+
+static int check_order(void *ctx, const struct btc_trace *t, const struct btc_read_message *m)
+{
+    (void)t;
+    int64_t *last = ctx;
+    if (m->time < *last)
+        return -1;
+    *last = m->time;
+    return 0;
+}
+
+/* Messages of two threads that arrive out of time order are written in
+ * time order, each thread keeping its own; in-order ones stream as they are. */
+static void messages_are_written_in_time_order(void **state)
+{
+    (void)state;
+    uint8_t b[256];
+    size_t n = thread_ctx(b, 1);
+    n += message(b + n, "late", 500);
+    n += thread_ctx(b + n, 2);
+    n += message(b + n, "early", 100);
+    n += message(b + n, "later", 900);
+    assert_int_equal(feed(b, n), 0);
+    assert_true(model.msgs_unsorted);
+    char path[] = "/tmp/bt-model-msg-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
+                     0);
+    struct btc_trace t;
+    int64_t last = INT64_MIN;
+    assert_int_equal(btc_tracy_read_messages(path, &t, NULL, check_order, &last, err, sizeof err),
+                     0);
+    assert_int_equal(t.messages, 3);
+    assert_int_equal(last, 900);
+    const struct btc_read_thread *t1 = btc_vec_at(&t.threads, 0), *t2 = btc_vec_at(&t.threads, 1);
+    assert_int_equal(t1->messages, 1);
+    assert_int_equal(t2->messages, 2);
+    btc_trace_free(&t);
+    unlink(path);
+}
+
 /* An on-demand client's default frame set gets a third frame, at the time
  * the capture connected (upstream adds it from the on-demand payload). */
 static void on_demand_connection_adds_a_frame(void **state)
@@ -414,6 +468,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(on_demand_connection_adds_a_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(fibers_keep_their_own_zone_stacks, setup, teardown),
         cmocka_unit_test_setup_teardown(cpu_usage_topology_and_pids_are_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(messages_are_written_in_time_order, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

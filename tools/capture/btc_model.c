@@ -640,6 +640,9 @@ static int message(struct btc_model *m, const struct btc_event *ev, char *err, s
         th->pending_callstack = 0;
     }
     thread_at(m, ti)->messages++;
+    if (m->msgs.count && r.time < m->last_msg_time)
+        m->msgs_unsorted = 1;
+    m->last_msg_time = r.time;
     see_time(m, ev->time);
     if (btc_spool_append(&m->msgs, &r, NULL) < 0) {
         snprintf(err, errlen, "cannot write the message spool");
@@ -694,6 +697,9 @@ static int plot_data(struct btc_model *m, const struct btc_event *ev, char *err,
     if (v > p->max)
         p->max = v;
     p->sum += v;
+    if (p->count && ev->time < p->last_time)
+        p->unsorted = 1;
+    p->last_time = ev->time;
     p->count++;
     struct btc_plot_rec r = {.plot = (uint32_t)pi, .time = ev->time, .value = v};
     see_time(m, ev->time);
@@ -726,6 +732,9 @@ static int sys_time(struct btc_model *m, const struct btc_event *ev, char *err, 
     if (v > p->max)
         p->max = v;
     p->sum += v;
+    if (p->count && ev->time < p->last_time)
+        p->unsorted = 1;
+    p->last_time = ev->time;
     p->count++;
     struct btc_plot_rec r = {.plot = (uint32_t)m->systime_plot, .time = ev->time, .value = v};
     see_time(m, ev->time);

@@ -123,6 +123,8 @@ struct btc_plot {
     uint32_t color;
     double min, max, sum;
     uint64_t count;
+    int64_t last_time;
+    int unsorted; /* a point came earlier than the one before (several threads) */
 };
 
 struct btc_frameset {
@@ -244,6 +246,8 @@ struct btc_model {
     int64_t budget;
 
     int terminated; /* Terminate event received */
+    int64_t last_msg_time;
+    int msgs_unsorted; /* a message came earlier than the one before */
     int crashed;
     uint64_t zone_count;
     uint64_t event_count;

@@ -156,6 +156,7 @@ struct writer {
     struct fw w;
     uint32_t version;
     int64_t unknown;     /* string index of "???" */
+    int64_t frame_name;  /* string index of "Frame" */
     uint64_t texts_base; /* string index of the first spooled text */
     char *err;
     size_t errlen;
@@ -305,14 +306,14 @@ static int cmp_msg(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Messages are sorted by time across threads (upstream keeps them so), which
- * needs them in memory at the end: 32 bytes each. */
+/* Messages must be in time order (upstream keeps them so). When threads
+ * interleaved them out of order they are sorted in memory, 32 bytes each. */
 static int load_messages(struct writer *wr, struct btc_msg_rec **out)
 {
     struct btc_model *m = wr->m;
     *out = NULL;
-    if (!m->msgs.count)
-        return BTC_OK;
+    if (!m->msgs.count || !m->msgs_unsorted)
+        return BTC_OK; /* none, or already in time order: streamed from the spool */
     struct btc_msg_rec *v = malloc(m->msgs.count * sizeof *v);
     if (!v)
         return BTC_ERR_NOMEM;
@@ -337,30 +338,79 @@ static int load_messages(struct writer *wr, struct btc_msg_rec **out)
     return BTC_OK;
 }
 
-static void write_messages(struct writer *wr, const struct btc_msg_rec *v)
+static void put_message(struct writer *wr, uint64_t key, int64_t *ref, const struct btc_msg_rec *v)
+{
+    struct fw *w = &wr->w;
+    put_u64(w, key);
+    put_wto(w, ref, v->time);
+    int64_t text;
+    if (v->text & BTC_MSG_TEXT_IS_KEY)
+        text = key_string(wr, v->text & ~BTC_MSG_TEXT_IS_KEY);
+    else if (v->text & BTC_MSG_TEXT_IS_SPOOLED)
+        text = (int64_t)(wr->texts_base + (v->text & ~BTC_MSG_TEXT_IS_SPOOLED));
+    else
+        text = (int64_t)v->text;
+    put_strref_idx(w, text < 0 ? wr->unknown : text);
+    put_u32(w, v->color);
+    put_u24(w, v->callstack);
+    if (wr->version >= BTC_FILE_VERSION_0_14_0) {
+        put_u8(w, v->meta & 0xF);
+        put_u8(w, v->meta >> 4);
+    }
+}
+
+/* Messages from the sorted array, or, when they arrived in time order
+ * (v NULL), straight from the spool. A message's key is its position. */
+static int write_messages(struct writer *wr, const struct btc_msg_rec *v)
 {
     struct btc_model *m = wr->m;
-    struct fw *w = &wr->w;
-    put_u64(w, m->msgs.count);
+    put_u64(&wr->w, m->msgs.count);
     int64_t ref = 0;
-    for (uint64_t i = 0; i < m->msgs.count; i++) {
-        put_u64(w, i);
-        put_wto(w, &ref, v[i].time);
-        int64_t text;
-        if (v[i].text & BTC_MSG_TEXT_IS_KEY)
-            text = key_string(wr, v[i].text & ~BTC_MSG_TEXT_IS_KEY);
-        else if (v[i].text & BTC_MSG_TEXT_IS_SPOOLED)
-            text = (int64_t)(wr->texts_base + (v[i].text & ~BTC_MSG_TEXT_IS_SPOOLED));
-        else
-            text = (int64_t)v[i].text;
-        put_strref_idx(w, text < 0 ? wr->unknown : text);
-        put_u32(w, v[i].color);
-        put_u24(w, v[i].callstack);
-        if (wr->version >= BTC_FILE_VERSION_0_14_0) {
-            put_u8(w, v[i].meta & 0xF);
-            put_u8(w, v[i].meta >> 4);
-        }
+    if (v) {
+        for (uint64_t i = 0; i < m->msgs.count; i++)
+            put_message(wr, i, &ref, &v[i]);
+        return BTC_OK;
     }
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->msgs) < 0)
+        return io_fail(wr, "message");
+    const uint8_t *p;
+    int rc;
+    uint64_t i = 0;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0 && i < m->msgs.count) {
+        struct btc_msg_rec rec;
+        memcpy(&rec, p, sizeof rec);
+        put_message(wr, i++, &ref, &rec);
+    }
+    btc_spool_reader_close(&r);
+    return rc < 0 || i != m->msgs.count ? io_fail(wr, "message") : BTC_OK;
+}
+
+/* The keys of one thread's messages. */
+static int write_thread_messages(struct writer *wr, const struct btc_msg_rec *v, uint32_t thread)
+{
+    struct btc_model *m = wr->m;
+    if (v) {
+        for (uint64_t k = 0; k < m->msgs.count; k++)
+            if (v[k].thread == thread)
+                put_u64(&wr->w, k);
+        return BTC_OK;
+    }
+    struct btc_spool_reader r;
+    if (btc_spool_reader_open(&r, &m->msgs) < 0)
+        return io_fail(wr, "message");
+    const uint8_t *p;
+    int rc;
+    uint64_t k = 0;
+    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+        struct btc_msg_rec rec;
+        memcpy(&rec, p, sizeof rec);
+        if (rec.thread == thread)
+            put_u64(&wr->w, k);
+        k++;
+    }
+    btc_spool_reader_close(&r);
+    return rc < 0 ? io_fail(wr, "message") : BTC_OK;
 }
 
 static int write_extras(struct writer *wr)
@@ -537,9 +587,8 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         }
         rc = write_timeline(wr, zones, (uint32_t)i, t->top_zones);
         put_u64(w, t->messages);
-        for (uint64_t k = 0; k < m->msgs.count; k++)
-            if (msgs[k].thread == i)
-                put_u64(w, k);
+        if (rc >= 0 && t->messages)
+            rc = write_thread_messages(wr, msgs, (uint32_t)i);
         put_u64(w, 0); /* context-switch samples */
         put_u64(w, 0); /* samples */
     }
@@ -584,7 +633,31 @@ static int write_plots(struct writer *wr)
         put_u64(w, pl->count);
         if (!pl->count)
             continue;
-        /* Points of one plot may come from several threads: sort them. */
+        if (!pl->unsorted) {
+            /* Points in time order (one thread): straight from the spool. */
+            struct btc_spool_reader r;
+            if (btc_spool_reader_open(&r, &m->plot_points) < 0)
+                return io_fail(wr, "plot");
+            const uint8_t *p;
+            int rc;
+            int64_t ref = 0;
+            uint64_t n = 0;
+            while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
+                struct btc_plot_rec pr;
+                memcpy(&pr, p, sizeof pr);
+                if (pr.plot == i && n < pl->count) {
+                    put_wto(w, &ref, pr.time);
+                    put_f64(w, pr.value);
+                    n++;
+                }
+            }
+            btc_spool_reader_close(&r);
+            if (rc < 0 || n != pl->count)
+                return io_fail(wr, "plot");
+            continue;
+        }
+        /* Points of one plot from several threads may interleave out of
+         * order: sort them in memory (24 bytes a point, this plot only). */
         struct plot_point *v = malloc(pl->count * sizeof *v);
         if (!v)
             return BTC_ERR_NOMEM;
@@ -891,7 +964,14 @@ static int write_payload(struct writer *wr)
     btc_texts_reader_close(&tr);
     if (rc < 0 || k != m->texts.count)
         return io_fail(wr, "text");
-    put_u64(w, m->key_strings.len);
+    /* Key 0 names the default pool's memory plot "Frame", as upstream's
+     * files do (the loader names that plot through this key). */
+    int zero_key = btc_map_get(&m->key_strings, 0) == NULL;
+    put_u64(w, m->key_strings.len + (uint64_t)zero_key);
+    if (zero_key) {
+        put_u64(w, 0);
+        put_u64(w, (uint64_t)wr->frame_name);
+    }
     for (size_t i = 0; i < m->key_strings.cap; i++) {
         if (m->key_strings.used[i]) {
             put_u64(w, m->key_strings.keys[i]);
@@ -956,8 +1036,9 @@ static int write_payload(struct writer *wr)
     struct btc_msg_rec *msgs;
     if ((rc = load_messages(wr, &msgs)) < 0)
         return rc;
-    write_messages(wr, msgs);
-    rc = write_extras(wr);
+    rc = write_messages(wr, msgs);
+    if (rc >= 0)
+        rc = write_extras(wr);
     if (rc >= 0)
         rc = write_threads(wr, msgs);
     free(msgs);
@@ -1003,7 +1084,8 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
         return BTC_ERR_FORMAT;
     }
     wr.unknown = btc_strtab_intern(&m->strings, "???", 3);
-    if (wr.unknown < 0)
+    wr.frame_name = btc_strtab_intern(&m->strings, "Frame", 5);
+    if (wr.unknown < 0 || wr.frame_name < 0)
         return BTC_ERR_NOMEM;
     wr.texts_base = btc_strtab_count(&m->strings);
     /* Zone extras index strings with 24 bits (upstream's StringIdx);
