@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 static int write_all(int fd, const void *p, size_t n)
@@ -48,17 +49,33 @@ void btc_journal_frame(struct btc_journal *j, const uint8_t *block, uint32_t n)
 {
     if (j->fd < 0 || j->failed)
         return;
-    /* One write per frame: what reached the kernel survives our death. */
-    uint8_t *buf = malloc(4 + (size_t)n);
-    if (!buf) {
-        j->failed = 1;
-        return;
+    /* One writev per frame: what reached the kernel survives our death. */
+    uint8_t hdr[4];
+    bt_wire_put_u32(hdr, n);
+    struct iovec iov[2] = {{hdr, 4}, {(void *)block, n}};
+    size_t left = 4 + (size_t)n;
+    while (left) {
+        ssize_t k = writev(j->fd, iov, 2);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            j->failed = 1;
+            return;
+        }
+        left -= (size_t)k;
+        /* A short write (a full disk, a signal) goes on with plain writes. */
+        if (left) {
+            size_t done = 4 + (size_t)n - left;
+            if (done < 4 && write_all(j->fd, hdr + done, 4 - done) < 0) {
+                j->failed = 1;
+                return;
+            }
+            size_t body = done < 4 ? 0 : done - 4;
+            if (write_all(j->fd, block + body, n - body) < 0)
+                j->failed = 1;
+            return;
+        }
     }
-    bt_wire_put_u32(buf, n);
-    memcpy(buf + 4, block, n);
-    if (write_all(j->fd, buf, 4 + (size_t)n) < 0)
-        j->failed = 1;
-    free(buf);
 }
 
 void btc_journal_close(struct btc_journal *j)
