@@ -675,15 +675,16 @@ static int plot_data(struct btc_model *m, const struct btc_event *ev, char *err,
 {
     uint64_t key = bt_wire_get_u64(ev->p + 1);
     double v;
-    uint64_t bits = bt_wire_get_u64(ev->p + 17);
+    /* The value is 8 bytes wide except for PlotDataFloat (4; 21-byte event). */
     if (ev->type == BT_EV_PLOT_DATA_INT) {
-        v = (double)(int64_t)bits;
+        v = (double)(int64_t)bt_wire_get_u64(ev->p + 17);
     } else if (ev->type == BT_EV_PLOT_DATA_FLOAT) {
         uint32_t b32 = bt_wire_get_u32(ev->p + 17);
         float f;
         memcpy(&f, &b32, sizeof f);
         v = f;
     } else {
+        uint64_t bits = bt_wire_get_u64(ev->p + 17);
         memcpy(&v, &bits, sizeof v);
     }
     if (!isfinite(v))
