@@ -80,5 +80,4 @@ void btd_watchdog_kick(void);
 /* Stops it; true when it fired (the connection is then unusable). */
 bool btd_watchdog_stop(void);
 
-
 #endif
