@@ -2,8 +2,9 @@
 # Runs every test suite: prepares the machine (tools/setup.sh), then for each
 # preset configures with warnings as errors, builds, and runs ctest. By default
 # host-riscv64 (the host suite, the riscv64 suite under qemu, and the
-# end-to-end demo on the emulated board), aarch64 and riscv64-x60 (under qemu),
-# then bounded fuzzing runs; or the presets named as arguments.
+# end-to-end demo on the emulated board) followed by bounded fuzzing runs,
+# aarch64 and riscv64-x60 (under qemu), and host-default (the options a plain
+# configure gets: tracing off); or the presets named as arguments.
 # Exits non-zero if any step fails, after running all.
 set -u
 
@@ -13,7 +14,7 @@ say() { printf 'test: %s\n' "$*"; }
 
 "$top/tools/setup.sh" || exit 1
 
-presets=${*:-host-riscv64 aarch64 riscv64-x60}
+presets=${*:-host-riscv64 aarch64 riscv64-x60 host-default}
 jobs=${BT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 failed=""
 for p in $presets; do
