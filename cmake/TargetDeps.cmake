@@ -33,10 +33,14 @@ function(bt_find_source_dir var pattern marker what)
         endforeach()
     endif()
     if("${dir}" STREQUAL "" OR NOT EXISTS "${dir}/${marker}")
+        if("${${var}}" STREQUAL "")
+            set(looked "${BT_DEPS_SOURCE_DIR}/${pattern}/${marker}")
+        else()
+            set(looked "${${var}}/${marker}, from ${var}")
+        endif()
         message(FATAL_ERROR
-            "boardtrace: the ${what} sources for the target were not found "
-            "(looked for ${BT_DEPS_SOURCE_DIR}/${pattern}/${marker}"
-            "${${var}}). Run tools/fetch-deps.sh to unpack Debian's source package, "
+            "boardtrace: the ${what} sources for the target were not found (looked for "
+            "${looked}). Run tools/fetch-deps.sh to unpack Debian's source package, "
             "or set -D${var}=/path/to/${what}-source.")
     endif()
     set(${var} "${dir}" CACHE PATH "${what} source folder used for the target build" FORCE)
