@@ -7,13 +7,7 @@ set(prefix "${WORK_DIR}/consumer-prefix")
 set(build "${WORK_DIR}/consumer-build")
 file(REMOVE_RECURSE "${prefix}" "${build}")
 
-function(run what)
-    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "${what} failed (${rc}):\n${out}${err}")
-    endif()
-    set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/run.cmake")
 
 run("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(f include/boardtrace/trace.h include/boardtrace/config.h include/tracy/TracyC.h

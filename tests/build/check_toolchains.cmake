@@ -6,13 +6,7 @@
 # Run as: cmake -DSOURCE_DIR=... -DWORK_DIR=... -DDEPS_DIR=... -P check_toolchains.cmake
 find_program(DEBIAN_GCC riscv64-linux-gnu-gcc REQUIRED)
 
-function(run what)
-    execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-    if(NOT rc EQUAL 0)
-        message(FATAL_ERROR "${what} failed (${rc}):\n${out}${err}")
-    endif()
-    set(run_output "${out}" PARENT_SCOPE)
-endfunction()
+include("${CMAKE_CURRENT_LIST_DIR}/run.cmake")
 
 # Configures, builds test_wire and runs it through ctest; returns the cache.
 function(build_and_test name toolchain)

@@ -3,6 +3,7 @@
 # no Tracy wire tables. The same check on the normal (tracing) build must find
 # them, so the test proves it can fail.
 # Run as: cmake -DSOURCE_DIR=... -DWORK_DIR=... -DNM=... -DTRACED=<demo> -P check_tracing_off.cmake
+include("${CMAKE_CURRENT_LIST_DIR}/run.cmake")
 set(pattern " [TtDdBbRr] (bt_[a-z_]+|LZ4_[A-Za-z_]+)$")
 
 function(tracing_symbols binary out)
@@ -29,17 +30,10 @@ message(STATUS "traced demo: ${n_with} tracing symbols (e.g. ${with_tracing})")
 
 set(dir "${WORK_DIR}/tracing-off")
 file(REMOVE_RECURSE "${dir}")
-execute_process(COMMAND ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${dir}" -G Ninja
-                        -DENABLE_TRACY=ON -DRUNTIME_TRACING=OFF -DBUILD_TESTING=OFF
-                RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "configure with RUNTIME_TRACING=OFF failed:\n${err}")
-endif()
-execute_process(COMMAND ${CMAKE_COMMAND} --build "${dir}" --target boardtrace-demo
-                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
-if(NOT rc EQUAL 0)
-    message(FATAL_ERROR "building boardtrace-demo with RUNTIME_TRACING=OFF failed:\n${out}${err}")
-endif()
+run("configuring with RUNTIME_TRACING=OFF" ${CMAKE_COMMAND} -S "${SOURCE_DIR}" -B "${dir}" -G Ninja
+    -DENABLE_TRACY=ON -DRUNTIME_TRACING=OFF -DBUILD_TESTING=OFF)
+run("building boardtrace-demo with RUNTIME_TRACING=OFF"
+    ${CMAKE_COMMAND} --build "${dir}" --target boardtrace-demo)
 file(GLOB_RECURSE demo "${dir}/*/boardtrace-demo")
 tracing_symbols("${demo}" without_tracing)
 if(without_tracing)
