@@ -296,19 +296,27 @@ static void put_mem_name(struct bt_encoder *e, uint64_t name)
     bt_wire_put_u64(p + 1, name);
 }
 
-void bt_enc_mem_alloc(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
-                      uint64_t size, uint64_t name, int callstack)
+/* Alloc and free share their layout up to the pointer; they differ in size
+ * and in the four opcodes: plain, named, callstack, callstack named. */
+static uint8_t *put_mem_head(struct bt_encoder *e, size_t size, const uint8_t type[4], int64_t time,
+                             uint32_t thread, uint64_t ptr, uint64_t name, int callstack)
 {
     if (name)
         put_mem_name(e, name);
-    uint8_t *p = bt_encoder_reserve(e, 27);
-    if (callstack)
-        p[0] = name ? BT_EV_MEM_ALLOC_CALLSTACK_NAMED : BT_EV_MEM_ALLOC_CALLSTACK;
-    else
-        p[0] = name ? BT_EV_MEM_ALLOC_NAMED : BT_EV_MEM_ALLOC;
+    uint8_t *p = bt_encoder_reserve(e, size);
+    p[0] = type[(callstack ? 2 : 0) + (name ? 1 : 0)];
     bt_wire_put_u64(p + 1, (uint64_t)serial_delta(e, time));
     bt_wire_put_u32(p + 9, thread);
     bt_wire_put_u64(p + 13, ptr);
+    return p;
+}
+
+void bt_enc_mem_alloc(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
+                      uint64_t size, uint64_t name, int callstack)
+{
+    static const uint8_t type[4] = {BT_EV_MEM_ALLOC, BT_EV_MEM_ALLOC_NAMED,
+                                    BT_EV_MEM_ALLOC_CALLSTACK, BT_EV_MEM_ALLOC_CALLSTACK_NAMED};
+    uint8_t *p = put_mem_head(e, 27, type, time, thread, ptr, name, callstack);
     bt_wire_put_u32(p + 21, (uint32_t)size);
     bt_wire_put_u16(p + 25, (uint16_t)(size >> 32));
 }
@@ -316,16 +324,9 @@ void bt_enc_mem_alloc(struct bt_encoder *e, int64_t time, uint32_t thread, uint6
 void bt_enc_mem_free(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t ptr,
                      uint64_t name, int callstack)
 {
-    if (name)
-        put_mem_name(e, name);
-    uint8_t *p = bt_encoder_reserve(e, 21);
-    if (callstack)
-        p[0] = name ? BT_EV_MEM_FREE_CALLSTACK_NAMED : BT_EV_MEM_FREE_CALLSTACK;
-    else
-        p[0] = name ? BT_EV_MEM_FREE_NAMED : BT_EV_MEM_FREE;
-    bt_wire_put_u64(p + 1, (uint64_t)serial_delta(e, time));
-    bt_wire_put_u32(p + 9, thread);
-    bt_wire_put_u64(p + 13, ptr);
+    static const uint8_t type[4] = {BT_EV_MEM_FREE, BT_EV_MEM_FREE_NAMED, BT_EV_MEM_FREE_CALLSTACK,
+                                    BT_EV_MEM_FREE_CALLSTACK_NAMED};
+    put_mem_head(e, 21, type, time, thread, ptr, name, callstack);
 }
 
 void bt_enc_mem_discard(struct bt_encoder *e, int64_t time, uint32_t thread, uint64_t name,
