@@ -771,6 +771,12 @@ const struct btc_read_srcloc *btc_trace_srcloc(const struct btc_trace *t, int16_
     return NULL;
 }
 
+static int rd_nomem(struct rd *r)
+{
+    snprintf(r->err, r->errlen, "out of memory while reading the trace");
+    return BTC_ERR_NOMEM;
+}
+
 static int read_container(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void *ctx)
 {
     uint8_t magic[4];
@@ -807,24 +813,22 @@ static int read_container(struct rd *r, struct btc_trace *t, btc_zone_fn fn, voi
     r->cbuf = malloc(MAX_COMPRESSED);
     r->blk = malloc(BTC_FILE_BLOCK_SIZE);
     if (!r->ctx || !r->cbuf || !r->blk)
-        return BTC_ERR_NOMEM;
+        return rd_nomem(r);
     for (unsigned i = 0; i < r->streams; i++) {
         if (r->compression == BTC_FILE_COMPRESS_ZSTD) {
             if (!(r->ctx[i].z = ZSTD_createDStream()))
-                return BTC_ERR_NOMEM;
+                return rd_nomem(r);
             ZSTD_initDStream(r->ctx[i].z);
         } else {
             r->ctx[i].lz4 = LZ4_createStreamDecode();
             r->ctx[i].lz4buf[0] = malloc(BTC_FILE_BLOCK_SIZE);
             r->ctx[i].lz4buf[1] = malloc(BTC_FILE_BLOCK_SIZE);
             if (!r->ctx[i].lz4 || !r->ctx[i].lz4buf[0] || !r->ctx[i].lz4buf[1])
-                return BTC_ERR_NOMEM;
+                return rd_nomem(r);
         }
     }
     int rc = read_payload(r, t, fn, ctx);
-    if (rc == BTC_ERR_NOMEM)
-        snprintf(r->err, r->errlen, "out of memory while reading the trace");
-    return rc;
+    return rc == BTC_ERR_NOMEM ? rd_nomem(r) : rc;
 }
 
 static void rd_free(struct rd *r)
