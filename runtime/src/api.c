@@ -176,12 +176,16 @@ static int emit_record(struct bt_thread *t, uint8_t kind, int depth, uint32_t b,
     return 1;
 }
 
+/* The calling thread for a zone begin; NULL = an inactive zone. */
+static inline struct bt_thread *zone_thread(int active)
+{
+    return active ? thread_current() : NULL;
+}
+
 bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
 {
     bt_zone z = {0};
-    if (!active)
-        return z;
-    struct bt_thread *t = thread_current();
+    struct bt_thread *t = zone_thread(active);
     if (!t)
         return z;
     size_t keep = zone_keep(t) + BT_REC_HEADER;
@@ -276,9 +280,7 @@ bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
                               size_t name_len, uint32_t color, int depth, int active)
 {
     bt_zone z = {0};
-    if (!active)
-        return z;
-    struct bt_thread *t = thread_current();
+    struct bt_thread *t = zone_thread(active);
     if (!t)
         return z;
     if (!name)
@@ -544,9 +546,10 @@ static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
 static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth,
                        uintptr_t caller)
 {
-    if (bt_runtime_start() != 0)
-        return 0;
+    /* a thread's ring exists only once the runtime has started */
     struct bt_thread *t = thread_current();
+    if (!t && bt_runtime_start() != 0)
+        return 0;
     uint64_t frames[64];
     depth = clamp_depth(depth);
     int nframes = depth > 0 ? bt_callstack_capture(frames, depth, caller) : 0;
