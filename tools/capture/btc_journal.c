@@ -151,6 +151,13 @@ int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decod
         if (rc >= 0)
             (*frames)++;
     }
+    if (rc >= 0 && ferror(f)) {
+        /* A read error is not the cut end of a journal: say so rather than
+         * replay only its start. */
+        snprintf(err, errlen, "cannot read the journal %s after frame %llu: %s", path,
+                 (unsigned long long)*frames, strerror(errno));
+        rc = BTC_ERR_IO;
+    }
     free(block);
     fclose(f);
     return rc;
