@@ -67,8 +67,6 @@ int bt_encoder_flush(struct bt_encoder *e)
             int rc = e->write(e->write_ctx, e->out, (size_t)n + 4);
             if (rc < 0)
                 e->error = rc;
-            e->frames_sent++;
-            e->bytes_raw += len;
         }
     }
     if (e->offset > 2 * BT_WIRE_FRAME_SIZE)

@@ -24,8 +24,6 @@ struct bt_encoder {
     bt_encoder_write_fn write;
     void *write_ctx;
     int error; /* first write error, sticky until bt_encoder_reset */
-    uint64_t frames_sent;
-    uint64_t bytes_raw;
 };
 
 int bt_encoder_init(struct bt_encoder *e, bt_encoder_write_fn write, void *ctx);
