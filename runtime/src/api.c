@@ -283,17 +283,18 @@ bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
     struct bt_thread *t = zone_thread(active);
     if (!t)
         return z;
+    if (depth > 0) {
+        /* callstack capture lives in emit_record; go through a made slot,
+         * which fits the names itself */
+        uint64_t h =
+            bt_srcloc_make(line, file, file_len, function, function_len, name, name_len, color);
+        return zone_begin_made(h, depth, active, CALLER);
+    }
     if (!name)
         name_len = 0;
     srcloc_fit(&file_len, &function_len, &name_len);
     size_t len = srcloc_payload_size(file_len, function_len, name_len);
     size_t need = BT_REC_HEADER + BT_REC_ALIGN(len);
-    if (depth > 0) {
-        /* callstack capture lives in emit_record; go through a made slot */
-        uint64_t h =
-            bt_srcloc_make(line, file, file_len, function, function_len, name, name_len, color);
-        return zone_begin_made(h, depth, active, CALLER);
-    }
     uint8_t *p = ring_reserve(t, need, zone_keep(t) + BT_REC_HEADER);
     if (!p)
         return z;
