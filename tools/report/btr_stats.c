@@ -62,8 +62,10 @@ int btr_stats_compute(struct btr_stats *s, const char *path, char *err, size_t e
     int rc = btc_tracy_read(path, &s->trace, on_zone, &a, err, errlen);
     if (rc >= 0) {
         s->zones = calloc(a.by_static.len + a.by_payload.len + 1, sizeof *s->zones);
-        if (!s->zones)
+        if (!s->zones) {
+            snprintf(err, errlen, "out of memory for the zone table");
             rc = BTC_ERR_NOMEM;
+        }
     }
     struct btc_vec *lists[2] = {&a.by_static, &a.by_payload};
     for (int l = 0; l < 2 && rc >= 0; l++) {

@@ -63,7 +63,11 @@ static int cmd_stats(int argc, char **argv)
     else
         btr_stats_print_table(&s, stdout);
     btr_stats_free(&s);
-    return fflush(stdout) == 0 ? EXIT_OK : EXIT_WRITE;
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "boardtrace-report: cannot write stdout\n");
+        return EXIT_WRITE;
+    }
+    return EXIT_OK;
 }
 
 static int cmd_chrome(int argc, char **argv)
