@@ -28,9 +28,13 @@ struct fw {
 
 static void fw_block(struct fw *w)
 {
-    if (w->failed || !w->len)
+    size_t len = w->len;
+    /* Emptied even on failure, so put() never spins on a full block; once
+     * a write failed the rest is dropped and the caller reports it. */
+    w->len = 0;
+    if (w->failed || !len)
         return;
-    ZSTD_inBuffer in = {w->blk, w->len, 0};
+    ZSTD_inBuffer in = {w->blk, len, 0};
     ZSTD_outBuffer out = {w->out + 4, w->out_cap - 4, 0};
     size_t r = ZSTD_compressStream2(w->z, &out, &in, ZSTD_e_flush);
     if (ZSTD_isError(r) || r != 0 || in.pos != in.size) {
@@ -41,7 +45,6 @@ static void fw_block(struct fw *w)
     if (fwrite(w->out, 1, out.pos + 4, w->f) != out.pos + 4)
         w->failed = 1;
     w->file_bytes += out.pos + 4;
-    w->len = 0;
 }
 
 static void put(struct fw *w, const void *p, size_t n)
