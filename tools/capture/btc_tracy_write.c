@@ -79,38 +79,31 @@ static inline void le_store(uint8_t *p, uint64_t v, unsigned n)
 #endif
 }
 
-static inline void put_u16(struct fw *w, uint16_t v)
+/* n is a constant at every call, so each put_uN inlines to its own fast
+ * path: one store while the block has room. */
+static inline void put_le(struct fw *w, uint64_t v, unsigned n)
 {
-    if (w->len + 2 < BTC_FILE_BLOCK_SIZE) {
-        le_store(w->blk + w->len, v, 2);
-        w->len += 2;
-        return;
-    }
-    uint8_t b[2];
-    bt_wire_put_u16(b, v);
-    put(w, b, 2);
-}
-static inline void put_u32(struct fw *w, uint32_t v)
-{
-    if (w->len + 4 < BTC_FILE_BLOCK_SIZE) { /* fast path: room in the block */
-        le_store(w->blk + w->len, v, 4);
-        w->len += 4;
-        return;
-    }
-    uint8_t b[4];
-    bt_wire_put_u32(b, v);
-    put(w, b, 4);
-}
-static inline void put_u64(struct fw *w, uint64_t v)
-{
-    if (w->len + 8 < BTC_FILE_BLOCK_SIZE) {
-        le_store(w->blk + w->len, v, 8);
-        w->len += 8;
+    if (w->len + n < BTC_FILE_BLOCK_SIZE) {
+        le_store(w->blk + w->len, v, n);
+        w->len += n;
         return;
     }
     uint8_t b[8];
-    bt_wire_put_u64(b, v);
-    put(w, b, 8);
+    for (unsigned i = 0; i < n; i++)
+        b[i] = (uint8_t)(v >> (8 * i));
+    put(w, b, n);
+}
+static inline void put_u16(struct fw *w, uint16_t v)
+{
+    put_le(w, v, 2);
+}
+static inline void put_u32(struct fw *w, uint32_t v)
+{
+    put_le(w, v, 4);
+}
+static inline void put_u64(struct fw *w, uint64_t v)
+{
+    put_le(w, v, 8);
 }
 static void put_i64(struct fw *w, int64_t v)
 {
@@ -124,8 +117,7 @@ static void put_f64(struct fw *w, double v)
 }
 static void put_u24(struct fw *w, uint32_t v)
 {
-    uint8_t b[3] = {(uint8_t)v, (uint8_t)(v >> 8), (uint8_t)(v >> 16)};
-    put(w, b, 3);
+    put_le(w, v & 0xFFFFFF, 3);
 }
 /* Time written against a running reference (notes 7.2 "WTO"). */
 static inline void put_wto(struct fw *w, int64_t *ref, int64_t t)
