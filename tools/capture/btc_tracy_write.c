@@ -89,8 +89,7 @@ static inline void put_le(struct fw *w, uint64_t v, unsigned n)
         return;
     }
     uint8_t b[8];
-    for (unsigned i = 0; i < n; i++)
-        b[i] = (uint8_t)(v >> (8 * i));
+    le_store(b, v, n);
     put(w, b, n);
 }
 static inline void put_u16(struct fw *w, uint16_t v)
