@@ -168,11 +168,7 @@ int btd_cmd_live(const struct btd_options *o)
         return BTD_EXIT_LOCAL;
     }
     btd_install_signals();
-    status = btd_deploy_connect(&d);
-    if (status == BTD_EXIT_OK)
-        status = btd_deploy_prepare(&d);
-    if (status != BTD_EXIT_OK && btd_interrupted)
-        status = BTD_EXIT_INTERRUPTED;
+    status = btd_deploy_start(&d);
     bool leave = false;
     if (status == BTD_EXIT_OK) {
         s.extra_fds = live_fds;

@@ -275,11 +275,7 @@ int btd_cmd_run(const struct btd_options *o)
     }
     btd_install_signals();
 
-    status = btd_deploy_connect(&d);
-    if (status == BTD_EXIT_OK)
-        status = btd_deploy_prepare(&d);
-    if (status != BTD_EXIT_OK && btd_interrupted)
-        status = BTD_EXIT_INTERRUPTED;
+    status = btd_deploy_start(&d);
     bool leave = false; /* keep the board's folder for a later fetch */
     if (status == BTD_EXIT_OK) {
         int port = btd_board_free_port(&d.board);

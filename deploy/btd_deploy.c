@@ -250,6 +250,16 @@ int btd_deploy_prepare(struct btd_deploy *d)
     return BTD_EXIT_OK;
 }
 
+int btd_deploy_start(struct btd_deploy *d)
+{
+    int status = btd_deploy_connect(d);
+    if (status == BTD_EXIT_OK)
+        status = btd_deploy_prepare(d);
+    if (status != BTD_EXIT_OK && btd_interrupted)
+        status = BTD_EXIT_INTERRUPTED;
+    return status;
+}
+
 void btd_deploy_cleanup(struct btd_deploy *d, bool keep)
 {
     if (!d->board.dir[0])

@@ -58,6 +58,10 @@ int btd_deploy_connect(struct btd_deploy *d);
  * program (and capture); the supervisor verifies their SHA-256 on the board. */
 int btd_deploy_prepare(struct btd_deploy *d);
 
+/* Connects, then prepares; a failure while interrupted reports
+ * BTD_EXIT_INTERRUPTED, since the signal is the cause the user needs to see. */
+int btd_deploy_start(struct btd_deploy *d);
+
 /* Removes the board folder unless --keep (says so either way). */
 void btd_deploy_cleanup(struct btd_deploy *d, bool keep);
 
