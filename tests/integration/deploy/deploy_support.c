@@ -23,6 +23,32 @@ static void append(char **buf, size_t *len, const char *data, size_t n)
     (*buf)[*len] = '\0';
 }
 
+pid_t spawn_logged(char *const argv[], const char *log)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 1);
+        dup2(fd, 2);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    return pid;
+}
+
+bool wait_for_text(const char *path, const char *text, int timeout_s, unsigned poll_us)
+{
+    time_t start = time(NULL);
+    bool found = false;
+    while (!found && time(NULL) - start < timeout_s) {
+        char *content = read_file(path, NULL);
+        found = content && strstr(content, text);
+        free(content);
+        usleep(poll_us);
+    }
+    return found;
+}
+
 int run_command(char *const argv[], const char *cwd, int timeout_s, struct result *r)
 {
     memset(r, 0, sizeof *r);

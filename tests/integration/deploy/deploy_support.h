@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 struct board {
     char target[256]; /* user@127.0.0.1:port */
@@ -28,6 +29,12 @@ int board_load(const char *board_sh, const char *dir, struct board *b);
 /* Runs argv (NULL-terminated) with a time limit, in cwd (NULL: current). */
 int run_command(char *const argv[], const char *cwd, int timeout_s, struct result *r);
 void result_free(struct result *r);
+
+/* Starts argv (NULL-terminated) as a child with stdout and stderr both
+ * written to log; returns its pid without waiting. */
+pid_t spawn_logged(char *const argv[], const char *log);
+/* Polls path every poll_us until it contains text; false after timeout_s. */
+bool wait_for_text(const char *path, const char *text, int timeout_s, unsigned poll_us);
 
 /* Writes the --host/-i/--known-hosts options for b into argv[0..5]. */
 void board_args(const struct board *b, const char **argv);

@@ -227,25 +227,13 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
     struct proxy p = {.limit = 1LL << 40};
     pthread_t thread;
     start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execl(boardtrace, boardtrace, "run", "--host", target, "-i", board.key, "--known-hosts", kh,
-              "--remote-dir", remote_dir, "--capture", capture, "-o", out, "--env",
-              "BT_TEST_LINGER=3", program, (char *)NULL);
-        _exit(127);
-    }
-    time_t start = time(NULL);
-    bool served = false;
-    while (!served && time(NULL) - start < 60) {
-        char *text = read_file(log, NULL);
-        served = text && strstr(text, "fake-program: sent 1000 events");
-        free(text);
-        usleep(50000);
-    }
-    assert_true(served);
+    const char *run_argv[] = {boardtrace,     "run",      "--host",        target,
+                              "-i",           board.key,  "--known-hosts", kh,
+                              "--remote-dir", remote_dir, "--capture",     capture,
+                              "-o",           out,        "--env",         "BT_TEST_LINGER=3",
+                              program,        NULL};
+    pid_t pid = spawn_logged((char *const *)run_argv, log);
+    assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 50000));
     p.cut_now = 1;
     int st = 0;
     waitpid(pid, &st, 0);

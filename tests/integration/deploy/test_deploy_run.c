@@ -174,25 +174,25 @@ static void ctrl_c_stops_the_program_and_keeps_the_trace(void **state)
     char out[600], log[600];
     snprintf(out, sizeof out, "%s/interrupted.tracy", work);
     snprintf(log, sizeof log, "%s/interrupted.out", work);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fd, 1);
-        dup2(fd, 2);
-        execl(boardtrace, boardtrace, "run", "--host", board.target, "-i", board.key,
-              "--known-hosts", board.known_hosts, "--capture", capture, "-o", out, "--env",
-              "BT_TEST_LINGER=120", program, (char *)NULL);
-        _exit(127);
-    }
+    const char *argv[] = {boardtrace,
+                          "run",
+                          "--host",
+                          board.target,
+                          "-i",
+                          board.key,
+                          "--known-hosts",
+                          board.known_hosts,
+                          "--capture",
+                          capture,
+                          "-o",
+                          out,
+                          "--env",
+                          "BT_TEST_LINGER=120",
+                          program,
+                          NULL};
+    pid_t pid = spawn_logged((char *const *)argv, log);
     time_t start = time(NULL);
-    bool served = false;
-    while (!served && time(NULL) - start < 60) {
-        char *text = read_file(log, NULL);
-        served = text && strstr(text, "fake-program: sent 1000 events");
-        free(text);
-        usleep(100000);
-    }
-    assert_true(served);
+    assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 100000));
     kill(pid, SIGINT);
     int st = 0;
     while (waitpid(pid, &st, WNOHANG) == 0 && time(NULL) - start < 100)
