@@ -313,6 +313,13 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
             if (left < hdr)
                 return fail(d, off, type, err, errlen, "string length cut off at frame end");
             size_t len = is_long ? (size_t)bt_wire_get_u16(p + 1) + BT_WIRE_LONG_STRING_MIN : p[1];
+            /* The length field reaches past the staging buffers; the
+             * client never sends more than BT_WIRE_LONG_STRING_MAX. */
+            if (len > BT_WIRE_LONG_STRING_MAX) {
+                snprintf(what, sizeof what, "string of %zu bytes, expected at most %u", len,
+                         BT_WIRE_LONG_STRING_MAX);
+                return fail(d, off, type, err, errlen, what);
+            }
             if (left < hdr + len) {
                 snprintf(what, sizeof what, "string of %zu bytes, only %zu left in the frame", len,
                          left - hdr);
