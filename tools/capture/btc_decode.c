@@ -298,9 +298,11 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
         unsigned type = p[0];
         uint64_t off = d->stream_off + pos;
         char what[128];
-        if (type >= BT_EV_COUNT)
-            return fail(d, off, type, err, errlen,
-                        "unknown event type (expected a value below 132)");
+        if (type >= BT_EV_COUNT) {
+            snprintf(what, sizeof what, "unknown event type (expected a value below %u)",
+                     (unsigned)BT_EV_COUNT);
+            return fail(d, off, type, err, errlen, what);
+        }
         if (type == BT_EV_EXTERNAL_NAME_METADATA || type == BT_EV_SYMBOL_CODE_METADATA ||
             type == BT_EV_SOURCE_CODE_METADATA)
             return fail(d, off, type, err, errlen, "client-internal event on the wire");
