@@ -300,6 +300,11 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
         struct pollfd p = {.fd = c->fd, .events = POLLIN | (tx.len ? POLLOUT : 0)};
         int pr = poll(&p, 1, POLL_MS);
         if (pr < 0 && errno != EINTR) {
+            /* Ends like a lost client, so what was received is still
+             * written and the summary does not read "complete". */
+            c->end = BTC_END_DISCONNECTED;
+            snprintf(c->err, sizeof c->err, "waiting on the connection failed: %s",
+                     strerror(errno));
             rc = BTC_ERR_NET;
             break;
         }
