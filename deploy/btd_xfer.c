@@ -359,6 +359,12 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
              const char *local, bool resume, long long known_size, uint64_t *size_out,
              char sha_out[65])
 {
+    char part[4096];
+    if ((size_t)snprintf(part, sizeof part, "%s.part", local) >= sizeof part) {
+        btd_error("cannot write %s: the name is too long (at most %zu bytes with .part)", local,
+                  sizeof part - 1);
+        return BTD_EXIT_OUTPUT;
+    }
     char err[600];
     uint64_t size = (uint64_t)known_size;
     char want[65];
@@ -372,8 +378,6 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         btd_error("%s", err);
         return BTD_EXIT_PULL;
     }
-    char part[4096];
-    snprintf(part, sizeof part, "%s.part", local);
     struct pull_state p = {0};
     p.fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (p.fd < 0) {
