@@ -152,8 +152,8 @@ int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decod
             (*frames)++;
     }
     if (rc >= 0 && ferror(f)) {
-        /* A read error is not the cut end of a journal: say so rather than
-         * replay only its start. */
+        /* A read error is not the cut end of a journal: say so; what was
+         * replayed before it stays in the model for the caller to write. */
         snprintf(err, errlen, "cannot read the journal %s after frame %llu: %s", path,
                  (unsigned long long)*frames, strerror(errno));
         rc = BTC_ERR_IO;

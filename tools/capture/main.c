@@ -185,15 +185,18 @@ static int recover_journal(const char *journal, const char *output, const char *
     char err[512] = "";
     uint64_t frames = 0, bytes = 0;
     int rc = btc_journal_replay(journal, spool_dir, &dec, &model, &frames, err, sizeof err);
-    if (rc < 0 && rc != BTC_ERR_PROTOCOL) {
+    /* Malformed data, or a read error after some frames were replayed: what
+     * was replayed is still written, and the exit status says it is partial. */
+    int partial = rc == BTC_ERR_PROTOCOL || (rc == BTC_ERR_IO && frames > 0);
+    if (rc < 0 && !partial) {
         fprintf(stderr, "boardtrace-capture: %s\n", err);
         if (dec.ring)
             btc_decoder_free(&dec);
         return rc == BTC_ERR_FORMAT ? EXIT_USAGE_OR_MISMATCH : EXIT_OUTPUT_UNWRITABLE;
     }
-    if (rc == BTC_ERR_PROTOCOL)
+    if (partial)
         fprintf(stderr, "boardtrace-capture: %s\n", err);
-    int code = rc == BTC_ERR_PROTOCOL ? EXIT_STREAM_ERROR : EXIT_OK;
+    int code = partial ? EXIT_STREAM_ERROR : EXIT_OK;
     if (write_trace(&model, output, version, &bytes) < 0)
         code = EXIT_WRITE_FAILED;
     else
