@@ -32,6 +32,7 @@ static const char probe_script[] =
     "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port "
     "\\1 \\2/p' "
     "/proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
+    "printf 'ephemeral %s\\n' \"$(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)\"\n"
     "if [ -r /proc/self/maps ]; then echo 'maps 1'; else echo 'maps 0'; fi\n"
     "if [ -n \"$(readlink /proc/self/exe 2>/dev/null)\" ]; then echo 'exe 1'; else echo 'exe 0'; "
     "fi\n"
@@ -80,6 +81,12 @@ void btd_board_parse(const char *text, struct btd_board *b)
                 b->ports[b->nports++] = (int)local;
             if (remote && b->nports < BTD_BOARD_MAX_PORTS)
                 b->ports[b->nports++] = (int)remote;
+        } else if (strcmp(line, "ephemeral") == 0) {
+            long lo = 0, hi = 0;
+            if (sscanf(val, "%ld %ld", &lo, &hi) == 2 && lo >= 1 && lo <= hi && hi <= 65535) {
+                b->ephemeral_lo = (int)lo;
+                b->ephemeral_hi = (int)hi;
+            }
         } else if (strcmp(line, "df") == 0) {
             /* POSIX df: Filesystem 1024-blocks Used Available Capacity Mounted */
             char fs[512];
@@ -127,16 +134,32 @@ int btd_board_probe(struct btd_conn *c, const char *base, bool make_dir, struct 
 
 int btd_board_free_port(const struct btd_board *b)
 {
-    unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid() << 8;
+    /* Outside the board's ephemeral range: a port the kernel may hand to any
+     * outgoing connection or bind(0) could be taken by another program (or by
+     * the capture's own connection attempt) between this choice and the
+     * program's listen. Linux's default range is 32768-60999. */
+    int lo = b->ephemeral_lo ? b->ephemeral_lo : 32768;
+    int hi = b->ephemeral_hi ? b->ephemeral_hi : 60999;
+    int below = lo > BTD_PORT_MIN ? lo - BTD_PORT_MIN : 0; /* MIN..lo-1 */
+    int above = hi < BTD_PORT_MAX ? BTD_PORT_MAX - hi : 0; /* hi+1..MAX */
+    if (below + above == 0) /* the whole range is ephemeral: no better choice */
+        below = BTD_PORT_MAX + 1 - BTD_PORT_MIN;
+    static unsigned calls;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    unsigned seed = (unsigned)ts.tv_sec ^ (unsigned)ts.tv_nsec ^ (unsigned)getpid() << 16 ^
+                    ++calls * 2654435761u;
+    int port = BTD_PORT_MIN;
     for (int tries = 0; tries < 1000; tries++) {
-        int port = 20000 + (int)(rand_r(&seed) % 40000);
+        int k = (int)(rand_r(&seed) % (unsigned)(below + above));
+        port = k < below ? BTD_PORT_MIN + k : hi + 1 + (k - below);
         bool used = false;
         for (int i = 0; i < b->nports; i++)
             used |= b->ports[i] == port;
         if (!used)
             return port;
     }
-    return 20000;
+    return port;
 }
 
 int btd_board_remove_dir(struct btd_conn *c, const char *dir, char *err, size_t errlen)

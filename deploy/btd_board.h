@@ -9,7 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum { BTD_BOARD_MAX_PORTS = 4096 };
+enum {
+    BTD_BOARD_MAX_PORTS = 4096,
+    BTD_PORT_MIN = 10000, /* the tracing port is chosen in MIN..MAX */
+    BTD_PORT_MAX = 65535,
+};
 
 struct btd_board {
     char uname_m[64];
@@ -25,6 +29,7 @@ struct btd_board {
     char perf_paranoid[16];
     int ports[BTD_BOARD_MAX_PORTS]; /* local TCP ports in use, any state */
     int nports;
+    int ephemeral_lo, ephemeral_hi; /* ip_local_port_range, 0 0 if unknown */
 };
 
 /* Probes the board. base is the folder for the temporary folder (NULL: the
@@ -37,7 +42,8 @@ int btd_board_probe(struct btd_conn *c, const char *base, bool make_dir, struct 
 /* Parses the probe's output (exposed for tests). */
 void btd_board_parse(const char *text, struct btd_board *b);
 
-/* A port in 20000..59999 that nothing listens on, chosen at random. */
+/* A port in BTD_PORT_MIN..BTD_PORT_MAX outside the board's ephemeral range
+ * (Linux's default when unknown) that no TCP socket used, chosen at random. */
 int btd_board_free_port(const struct btd_board *b);
 
 /* Removes a folder made by the probe (rm -rf). Returns 0 or -1 with err. */

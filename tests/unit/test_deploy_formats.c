@@ -143,6 +143,7 @@ static void the_board_probe_answer_is_understood(void **state)
                     "exec 1\n"
                     "df /dev/mmcblk0p2 7654321 1234 500000 1% /\n"
                     "port 1F96 0000\nport 0016 C350\n"
+                    "ephemeral 32768\t60999\n"
                     "maps 1\nexe 1\nparanoid 2\n",
                     &b);
     assert_string_equal(b.arch, "riscv64");
@@ -158,10 +159,41 @@ static void the_board_probe_answer_is_understood(void **state)
     assert_true(b.maps_readable);
     assert_true(b.exe_link);
     assert_string_equal(b.perf_paranoid, "2");
+    assert_int_equal(b.ephemeral_lo, 32768);
+    assert_int_equal(b.ephemeral_hi, 60999);
     for (int i = 0; i < 50; i++) {
         int p = btd_board_free_port(&b);
-        assert_true(p >= 20000 && p < 60000);
+        assert_true((p >= 10000 && p < 32768) || (p > 60999 && p <= 65535));
     }
+}
+
+/* The tracing port stays out of the board's ephemeral range, where an
+ * outgoing connection could take it first; ports seen in use are skipped. */
+static void the_tracing_port_avoids_ephemeral_and_used_ports(void **state)
+{
+    (void)state;
+    struct btd_board b;
+    memset(&b, 0, sizeof b);
+    /* Everything but 10000..10009 and 65530..65535 is ephemeral; 10000..10008
+     * and 65530..65535 are in use: 10009 is the only answer. */
+    btd_board_parse("arch riscv64\nephemeral 10010 65529\n", &b);
+    for (int p = 10000; p < 10009; p++)
+        b.ports[b.nports++] = p;
+    for (int p = 65530; p <= 65535; p++)
+        b.ports[b.nports++] = p;
+    for (int i = 0; i < 20; i++)
+        assert_int_equal(btd_board_free_port(&b), 10009);
+    /* An unreadable range means Linux's default. */
+    memset(&b, 0, sizeof b);
+    btd_board_parse("arch riscv64\nephemeral \n", &b);
+    assert_int_equal(b.ephemeral_lo, 0);
+    int seen_high = 0;
+    for (int i = 0; i < 2000; i++) {
+        int p = btd_board_free_port(&b);
+        assert_true((p >= 10000 && p < 32768) || (p > 60999 && p <= 65535));
+        seen_high |= p > 60999;
+    }
+    assert_true(seen_high);
 }
 
 static void a_failed_folder_is_reported_not_guessed(void **state)
@@ -239,6 +271,7 @@ int main(void)
         cmocka_unit_test(uname_answers_normalize_to_elf_names),
         cmocka_unit_test(sha256_matches_the_standard_vectors),
         cmocka_unit_test(the_board_probe_answer_is_understood),
+        cmocka_unit_test(the_tracing_port_avoids_ephemeral_and_used_ports),
         cmocka_unit_test(a_failed_folder_is_reported_not_guessed),
         cmocka_unit_test(capture_statistics_take_the_last_value_after_carriage_returns),
         cmocka_unit_test(capture_summaries_read_both_capture_formats),
