@@ -19,7 +19,10 @@
 #include <unistd.h>
 
 #include <arpa/inet.h>
+#include <net/if.h>
 #include <netinet/in.h>
+#include <sched.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include <cmocka.h>
@@ -335,6 +338,67 @@ static void complete_session_exits_0_with_a_summary(void **state)
     assert_int_equal(access(journal, F_OK), -1); /* removed once the file is written */
 }
 
+/* In a private network namespace whose only ephemeral ports are 40000 and
+ * 40001, a capture started before its client tries 127.0.0.1:40000 from
+ * source port 40000 too, and TCP connects that attempt to itself. The capture
+ * must not take that for its client: it retries, and the client that then
+ * listens on 40000 gets captured. Runs in a child (the namespace and the port
+ * range are its own); needs root, else skipped. */
+static int late_client_in_private_network(void)
+{
+    if (unshare(CLONE_NEWNET) != 0)
+        return 77;
+    int s = socket(AF_INET, SOCK_DGRAM, 0);
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    snprintf(ifr.ifr_name, sizeof ifr.ifr_name, "lo");
+    if (s < 0 || ioctl(s, SIOCGIFFLAGS, &ifr) != 0)
+        return 78;
+    ifr.ifr_flags |= IFF_UP;
+    if (ioctl(s, SIOCSIFFLAGS, &ifr) != 0)
+        return 78;
+    close(s);
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "w");
+    if (!f || fprintf(f, "40000 40001\n") < 0 || fclose(f) != 0)
+        return 78;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "late.tracy");
+    const char *args[] = {"-o", path, "-p", "40000", "--connect-timeout", "30", NULL};
+    struct proc cap = start(capture_bin, args);
+    sleep(2); /* the capture is retrying by now */
+    const char *rargs[] = {data_dir, "--port", "40000", NULL};
+    struct proc r = start(replay_bin, rargs);
+    char line[128] = "";
+    if (!fgets(line, sizeof line, r.out) || strcmp(line, "listening on 40000\n") != 0) {
+        fprintf(stderr, "replay client: %s", line);
+        kill(cap.pid, SIGKILL);
+        return 1;
+    }
+    int cs = finish(&cap), rs = finish(&r);
+    if (cs != 0 || rs != 0) {
+        fprintf(stderr, "capture exit %d, client exit %d\n", cs, rs);
+        return 1;
+    }
+    uint64_t unended;
+    return zones_in(path, &unended) == 8300 ? 0 : 1;
+}
+
+static void capture_never_takes_its_own_connection_for_the_client(void **state)
+{
+    (void)state;
+    fflush(NULL);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0)
+        _exit(late_client_in_private_network());
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    if (WEXITSTATUS(st) == 77 || WEXITSTATUS(st) == 78)
+        skip(); /* no network namespaces here (not root) */
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 static unsigned free_port(void)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
@@ -417,6 +481,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(malformed_input_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(captures_the_boardtrace_demo),
+        cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (!getenv("BT_KEEP_TEST_FILES")) {

@@ -11,6 +11,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,6 +54,30 @@ static int stop_requested(const struct btc_capture_opts *o)
     return o->stop && *o->stop;
 }
 
+/* TCP lets a connection to a port nobody listens on meet itself when the
+ * kernel picks that same port as the source (a "self-connect"): the capture
+ * would then wait on its own socket and keep the program from listening. */
+static bool connected_to_itself(int fd)
+{
+    struct sockaddr_storage local, peer;
+    socklen_t ll = sizeof local, pl = sizeof peer;
+    if (getsockname(fd, (struct sockaddr *)&local, &ll) != 0 ||
+        getpeername(fd, (struct sockaddr *)&peer, &pl) != 0)
+        return false;
+    if (local.ss_family != peer.ss_family)
+        return false;
+    if (local.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const void *)&local, *b = (const void *)&peer;
+        return a->sin_port == b->sin_port && a->sin_addr.s_addr == b->sin_addr.s_addr;
+    }
+    if (local.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const void *)&local, *b = (const void *)&peer;
+        return a->sin6_port == b->sin6_port &&
+               memcmp(&a->sin6_addr, &b->sin6_addr, sizeof a->sin6_addr) == 0;
+    }
+    return false;
+}
+
 /* One non-blocking connect attempt to every address; 1 connected, 0 refused. */
 static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, double deadline)
 {
@@ -81,6 +106,13 @@ static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, 
                 getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &l);
                 rc = e ? -1 : 0;
             }
+        }
+        if (rc == 0 && connected_to_itself(fd)) {
+            /* Nobody listens yet: reset (no TIME_WAIT left holding the
+             * port the client is about to listen on) and retry. */
+            struct linger reset = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof reset);
+            rc = -1;
         }
         if (rc == 0) {
             c->fd = fd;

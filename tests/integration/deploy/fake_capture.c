@@ -55,7 +55,12 @@ int main(int argc, char **argv)
         fd = socket(AF_INET, SOCK_STREAM, 0);
         struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
         inet_pton(AF_INET, addr, &a.sin_addr);
-        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0)
+        struct sockaddr_in self;
+        socklen_t sl = sizeof self;
+        /* A connection that met itself (source port == PORT) is no server. */
+        if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+            getsockname(fd, (struct sockaddr *)&self, &sl) == 0 &&
+            !(self.sin_port == a.sin_port && self.sin_addr.s_addr == a.sin_addr.s_addr))
             break;
         close(fd);
         fd = -1;
