@@ -109,6 +109,12 @@ int run_command(char *const argv[], const char *cwd, int timeout_s, struct resul
     return 0;
 }
 
+void result_print(const struct result *r)
+{
+    fprintf(stderr, "--- exit status %d; stdout:\n%s\n--- stderr:\n%s\n---\n", r->status,
+            r->out ? r->out : "", r->err ? r->err : "");
+}
+
 void result_free(struct result *r)
 {
     free(r->out);

@@ -29,6 +29,15 @@ int board_load(const char *board_sh, const char *dir, struct board *b);
 /* Runs argv (NULL-terminated) with a time limit, in cwd (NULL: current). */
 int run_command(char *const argv[], const char *cwd, int timeout_s, struct result *r);
 void result_free(struct result *r);
+/* Checks r's exit status; on a mismatch the command's output is printed
+ * first, so a failure in CI says what the command said. */
+#define assert_status(r, want)                 \
+    do {                                       \
+        if ((r)->status != (want))             \
+            result_print(r);                   \
+        assert_int_equal((r)->status, (want)); \
+    } while (0)
+void result_print(const struct result *r);
 
 /* Starts argv (NULL-terminated) as a child with stdout and stderr both
  * written to log; returns its pid without waiting. */

@@ -41,9 +41,7 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
     argv[10] = demo;
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
-    if (r.status != 0)
-        fprintf(stderr, "%s\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     const char *events = strstr(r.out, "  events    ");
     assert_non_null(events);
     assert_true(atoll(events + 12) > 1000);
@@ -58,7 +56,7 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
 
     const char *stats[] = {report, "stats", out, NULL};
     assert_int_equal(run_command((char *const *)stats, work, 60, &r), 0);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_non_null(strstr(r.out, "matmul"));
     result_free(&r);
 }

@@ -156,7 +156,7 @@ static void fetch_resumes_after_the_connection_is_cut(void **state)
     close(p.listen_fd);
     fprintf(stderr, "cut fetch: exit %d, %lld bytes through the proxy, %lld kept\n", r.status,
             p.passed, file_size(part));
-    assert_int_equal(r.status, 11);
+    assert_status(&r, 11);
     assert_non_null(strstr(r.err, "kept in"));
     assert_int_equal(file_size(local), -1);
     long long kept = file_size(part);
@@ -167,9 +167,7 @@ static void fetch_resumes_after_the_connection_is_cut(void **state)
                             "-i",       board.key, "--known-hosts", board.known_hosts,
                             "-o",       local,     remote,          NULL};
     assert_int_equal(run_command((char *const *)resume, work, 120, &r), 0);
-    if (r.status != 0)
-        fprintf(stderr, "%s\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     char expect[800];
     snprintf(expect, sizeof expect, "resuming %s at byte %lld", part, kept);
     assert_non_null(strstr(r.err, expect));
@@ -207,7 +205,7 @@ static void a_stalled_pull_gives_up_after_the_stall_timeout(void **state)
     p.release = 1;
     pthread_join(thread, NULL);
     close(p.listen_fd);
-    assert_int_equal(r.status, 11);
+    assert_status(&r, 11);
     assert_non_null(strstr(r.err, "nothing moved for 2 s"));
     assert_true(took < 30);
     assert_true(file_size(part) > 0);
@@ -265,9 +263,7 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
                           NULL};
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
-    if (r.status != 0)
-        fprintf(stderr, "%s\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_int_equal(file_size(out), 9902);
     result_free(&r);
 }
@@ -284,7 +280,7 @@ static void fetch_without_a_path_takes_the_newest_run(void **state)
                           NULL};
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_non_null(strstr(r.out, remote));
     assert_int_equal(file_size(local), TRACE_SIZE);
     free(data);

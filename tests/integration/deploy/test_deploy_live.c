@@ -75,7 +75,7 @@ static void a_host_capture_receives_the_boards_events_through_the_forward(void *
     const char *argv[] = {host_capture, "-o", trace, "-a", "127.0.0.1", "-p", port_s, NULL};
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 60, &r), 0);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_non_null(strstr(r.out, "Events: 1000\n"));
     result_free(&r);
 

@@ -60,7 +60,7 @@ static void an_unknown_host_key_is_refused_with_its_fingerprint(void **state)
     assert_int_equal(write_file(kh, "", 0), 0);
     const char *rest[] = {NULL};
     struct result r = boardtrace_with("check", kh, rest);
-    assert_int_equal(r.status, 5);
+    assert_status(&r, 5);
     assert_non_null(strstr(r.err, "is unknown"));
     assert_non_null(strstr(r.err, "SHA256:"));
     assert_non_null(strstr(r.err, "--accept-new-host-key"));
@@ -75,7 +75,7 @@ static void accept_new_host_key_records_an_unknown_key(void **state)
     snprintf(kh, sizeof kh, "%s/new_known_hosts", work);
     const char *rest[] = {"--accept-new-host-key", NULL};
     struct result r = boardtrace_with("check", kh, rest);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_non_null(strstr(r.err, "accepted new host key"));
     char *text = read_file(kh, NULL);
     assert_non_null(text);
@@ -88,7 +88,7 @@ static void accept_new_host_key_records_an_unknown_key(void **state)
     /* Now known: accepted without the option. */
     const char *none[] = {NULL};
     r = boardtrace_with("check", kh, none);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     result_free(&r);
 }
 
@@ -101,7 +101,7 @@ static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
     char *argv[] = {"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key, NULL};
     struct result g;
     assert_int_equal(run_command(argv, work, 30, &g), 0);
-    assert_int_equal(g.status, 0);
+    assert_status(&g, 0);
     result_free(&g);
     char pub[640];
     snprintf(pub, sizeof pub, "%s.pub", key);
@@ -115,7 +115,7 @@ static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
 
     const char *rest[] = {"--accept-new-host-key", "--capture", capture, program, NULL};
     struct result r = boardtrace_with("run", kh, rest);
-    assert_int_equal(r.status, 5);
+    assert_status(&r, 5);
     assert_non_null(strstr(r.err, "CHANGED"));
     assert_non_null(strstr(r.err, "SHA256:"));
     char hint[64];
@@ -142,7 +142,7 @@ static void a_key_the_board_does_not_accept_is_refused(void **state)
     unsetenv("SSH_AUTH_SOCK");
     struct result r;
     assert_int_equal(run_command((char *const *)bt, work, 60, &r), 0);
-    assert_int_equal(r.status, 6);
+    assert_status(&r, 6);
     assert_non_null(strstr(r.err, "authentication"));
     assert_non_null(strstr(r.err, key));
     assert_non_null(strstr(r.err, "never takes passwords"));
@@ -168,7 +168,7 @@ static void a_key_held_by_ssh_agent_is_used(void **state)
     char *add[] = {"/usr/bin/ssh-add", board.key, NULL};
     struct result r;
     assert_int_equal(run_command(add, work, 30, &r), 0);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     result_free(&r);
     /* No -i: only the agent (and default files the board does not know). */
     const char *bt[] = {boardtrace,      "check",           "--host", board.target,
@@ -177,9 +177,7 @@ static void a_key_held_by_ssh_agent_is_used(void **state)
     unsetenv("SSH_AUTH_SOCK");
     kill(agent, SIGTERM);
     waitpid(agent, NULL, 0);
-    if (r.status != 0)
-        fprintf(stderr, "%s\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_non_null(strstr(r.out, "authentication         ok (public key)"));
     result_free(&r);
 }
@@ -197,7 +195,7 @@ static void an_x86_64_program_is_refused_before_upload_naming_both(void **state)
     self[n] = '\0';
     const char *rest[] = {"--remote-dir", remote, "--capture", capture, self, NULL};
     struct result r = boardtrace_with("run", NULL, rest);
-    assert_int_equal(r.status, 7);
+    assert_status(&r, 7);
     assert_non_null(strstr(r.err, "riscv64"));
     assert_non_null(strstr(r.err, "x86_64"));
     assert_non_null(strstr(r.err, "nothing was uploaded"));
@@ -228,9 +226,7 @@ static void arguments_and_environment_arrive_literally(void **state)
     rest[k] = NULL;
     unlink("/tmp/bt-pwned");
     struct result r = boardtrace_with("run", NULL, rest);
-    if (r.status != 0)
-        fprintf(stderr, "%s\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     char expect[256];
     snprintf(expect, sizeof expect, "fake-program argc %zu\n", sizeof nasty / sizeof *nasty);
     assert_non_null(strstr(r.out, expect));
@@ -266,7 +262,7 @@ static void an_unwritable_remote_folder_gives_a_clear_error(void **state)
     struct result r = boardtrace_with("run", NULL, rest);
     if (mounted)
         umount(dir);
-    assert_int_equal(r.status, 7);
+    assert_status(&r, 7);
     assert_non_null(strstr(r.err, target));
     assert_non_null(strstr(r.err, mounted ? "Read-only file system" : "Permission denied"));
     result_free(&r);
@@ -284,7 +280,7 @@ static void a_full_remote_folder_gives_a_clear_error(void **state)
     struct result r = boardtrace_with("run", NULL, rest);
     int left = count_run_dirs(dir);
     umount(dir);
-    assert_int_equal(r.status, 7);
+    assert_status(&r, 7);
     assert_non_null(strstr(r.err, "not enough space"));
     assert_non_null(strstr(r.err, "1.0 MiB free"));
     assert_int_equal(left, 0);
@@ -296,7 +292,7 @@ static void check_reports_the_board(void **state)
     (void)state;
     const char *rest[] = {NULL};
     struct result r = boardtrace_with("check", NULL, rest);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_non_null(strstr(r.out, "architecture           riscv64"));
     assert_non_null(strstr(r.out, "free disk"));
     assert_non_null(strstr(r.out, "/proc/self/exe resolves"));
@@ -317,9 +313,7 @@ static void an_ssh_config_alias_supplies_host_port_user_and_key(void **state)
     const char *argv[] = {boardtrace, "check", "-F", cfg, "--host", "emulated-board", NULL};
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 60, &r), 0);
-    if (r.status != 0)
-        fprintf(stderr, "%s\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     char where[64];
     snprintf(where, sizeof where, "@127.0.0.1:%d", board.port);
     assert_non_null(strstr(r.out, where));

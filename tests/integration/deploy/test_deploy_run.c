@@ -71,9 +71,7 @@ static void run_pulls_the_trace_verified_with_a_record(void **state)
     snprintf(out, sizeof out, "%s/basic.tracy", work);
     snprintf(record, sizeof record, "%s.json", out);
     struct result r = run_program(out, NULL, NULL);
-    if (r.status != 0)
-        fprintf(stderr, "stdout:\n%s\nstderr:\n%s\n", r.out, r.err);
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
 
     /* The fake program serves "BTFAKE 1000" and 1000 event lines. */
     size_t len;
@@ -115,7 +113,7 @@ static void run_names_a_failing_program_but_still_pulls_the_trace(void **state)
     char out[600];
     snprintf(out, sizeof out, "%s/failing.tracy", work);
     struct result r = run_program(out, "BT_TEST_EXIT=3", NULL);
-    assert_int_equal(r.status, 13);
+    assert_status(&r, 13);
     assert_int_equal(file_size(out), 9902);
     assert_non_null(strstr(r.out, "program   exit status 3"));
     result_free(&r);
@@ -128,7 +126,7 @@ static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
     snprintf(out, sizeof out, "%s/untraced.tracy", work);
     time_t start = time(NULL);
     struct result r = run_program(out, "BT_TEST_NO_LISTEN=1", "--ready-timeout=1");
-    assert_int_equal(r.status, 9);
+    assert_status(&r, 9);
     assert_non_null(strstr(r.err, "did not open its tracing port"));
     /* Bounded: the ready timeout, then the program and capture are stopped. */
     assert_true(time(NULL) - start < 30);
@@ -158,7 +156,7 @@ static void run_finds_the_default_capture_for_the_boards_architecture(void **sta
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
     unsetenv("BOARDTRACE_CAPTURE_DIR");
-    assert_int_equal(r.status, 0);
+    assert_status(&r, 0);
     assert_int_equal(file_size(out), 9902);
     char *json = read_file(strcat(out, ".json"), NULL);
     assert_non_null(strstr(json, path));
@@ -234,7 +232,7 @@ static void run_removes_its_folder_unless_kept(void **state)
         argv[n++] = program;
         struct result r;
         assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
-        assert_int_equal(r.status, 0);
+        assert_status(&r, 0);
         assert_int_equal(count_run_dirs(remote), keep);
         result_free(&r);
     }
@@ -249,7 +247,7 @@ static void run_refuses_an_unreadable_program_before_connecting(void **state)
                           capture,    "-o",  out,      "/nonexistent/prog",  NULL};
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
-    assert_int_equal(r.status, 3);
+    assert_status(&r, 3);
     assert_non_null(strstr(r.err, "/nonexistent/prog"));
     result_free(&r);
 }
