@@ -149,6 +149,40 @@ static void no_client_within_connect_timeout_exits_6(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* A name that does not resolve ends the capture with the reason, without
+ * waiting out the connect timeout. (The statically linked board build takes
+ * numeric addresses and localhost only, so this runs that branch there.) */
+static void an_unresolvable_address_exits_6_at_once(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "unresolved.tracy");
+    const char *args[] = {"-o",  path, "-a", "no-such-board.invalid", "--connect-timeout",
+                          "120", NULL};
+    time_t t0 = time(NULL);
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 6);
+    assert_true(time(NULL) - t0 < 60);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+/* localhost works in every build. */
+static void localhost_is_understood(void **state)
+{
+    (void)state;
+    char path[4200], port[16], line[512] = "";
+    path_in_tmp(path, sizeof path, "localhost.tracy");
+    struct proc r;
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-a", "localhost", "-p", port, "--connect-timeout",
+                          "20", NULL};
+    struct proc cap = start(capture_bin, args);
+    assert_non_null(fgets(line, sizeof line, cap.out));
+    assert_int_equal(finish(&cap), 0);
+    assert_int_equal(finish(&r), 0);
+    assert_non_null(strstr(line, "8300 zones"));
+}
+
 static void client_already_served_exits_2(void **state)
 {
     (void)state;
@@ -471,6 +505,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(existing_output_without_f_exits_4),
         cmocka_unit_test(unwritable_output_exits_5),
         cmocka_unit_test(no_client_within_connect_timeout_exits_6),
+        cmocka_unit_test(an_unresolvable_address_exits_6_at_once),
+        cmocka_unit_test(localhost_is_understood),
         cmocka_unit_test(client_already_served_exits_2),
         cmocka_unit_test(protocol_mismatch_exits_1),
         cmocka_unit_test(complete_session_exits_0_with_a_summary),

@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "btc_capture.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
@@ -78,24 +79,77 @@ static bool connected_to_itself(int fd)
     return false;
 }
 
+enum { MAX_ADDRS = 8 };
+
+struct addr_list {
+    struct sockaddr_storage a[MAX_ADDRS];
+    socklen_t len[MAX_ADDRS];
+    int n;
+};
+
+static void add_addr(struct addr_list *l, const void *sa, socklen_t len)
+{
+    if (l->n < MAX_ADDRS) {
+        memcpy(&l->a[l->n], sa, len);
+        l->len[l->n++] = len;
+    }
+}
+
+/* The addresses of host. A statically linked build (the capture that runs on
+ * a board) takes numeric addresses and "localhost" only: glibc's resolver
+ * would need the board to have the very shared libraries it was built with. */
+static int resolve(struct btc_capture *c, const char *host, unsigned port, struct addr_list *l)
+{
+    l->n = 0;
+#ifdef BTC_NUMERIC_HOSTS_ONLY
+    struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
+    if (strcmp(host, "localhost") == 0) {
+        v4.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        v6.sin6_addr = in6addr_loopback;
+        add_addr(l, &v4, sizeof v4);
+        add_addr(l, &v6, sizeof v6);
+    } else if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
+        add_addr(l, &v4, sizeof v4);
+    } else if (inet_pton(AF_INET6, host, &v6.sin6_addr) == 1) {
+        add_addr(l, &v6, sizeof v6);
+    } else {
+        snprintf(c->err, sizeof c->err,
+                 "cannot resolve %s: this statically linked capture takes a numeric address "
+                 "(such as 127.0.0.1 or ::1) or localhost",
+                 host);
+        return BTC_ERR_NET;
+    }
+#else
+    char service[16];
+    snprintf(service, sizeof service, "%u", port);
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    int gai = getaddrinfo(host, service, &hints, &res);
+    if (gai != 0) {
+        snprintf(c->err, sizeof c->err, "cannot resolve %s: %s", host, gai_strerror(gai));
+        return BTC_ERR_NET;
+    }
+    for (struct addrinfo *a = res; a; a = a->ai_next)
+        add_addr(l, a->ai_addr, a->ai_addrlen);
+    freeaddrinfo(res);
+#endif
+    return 0;
+}
+
 /* One non-blocking connect attempt to every address; 1 connected, 0 refused. */
 static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, double deadline)
 {
-    char port[16];
-    snprintf(port, sizeof port, "%u", o->port);
-    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
-    int gai = getaddrinfo(o->host, port, &hints, &res);
-    if (gai != 0) {
-        snprintf(c->err, sizeof c->err, "cannot resolve %s: %s", o->host, gai_strerror(gai));
-        return BTC_ERR_NET;
-    }
+    struct addr_list addrs;
+    int rc0 = resolve(c, o->host, o->port, &addrs);
+    if (rc0 < 0)
+        return rc0;
     int ok = 0;
-    for (struct addrinfo *a = res; a && !ok; a = a->ai_next) {
-        int fd =
-            socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
+    for (int i = 0; i < addrs.n && !ok; i++) {
+        const struct sockaddr *a = (const struct sockaddr *)&addrs.a[i];
+        int fd = socket(a->sa_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
             continue;
-        int rc = connect(fd, a->ai_addr, a->ai_addrlen);
+        int rc = connect(fd, a, addrs.len[i]);
         if (rc < 0 && errno == EINPROGRESS) {
             struct pollfd p = {.fd = fd, .events = POLLOUT};
             double left = deadline > 0 ? deadline - now_s() : 1.0;
@@ -121,7 +175,6 @@ static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, 
             close(fd);
         }
     }
-    freeaddrinfo(res);
     return ok;
 }
 

@@ -17,6 +17,13 @@
 #include "btc_journal.h"
 #include "btc_tracy.h"
 
+#ifdef BTC_NUMERIC_HOSTS_ONLY
+#define ADDR_NOTE \
+    "; a numeric address\n                 or localhost (this build is statically linked)"
+#else
+#define ADDR_NOTE ""
+#endif
+
 /* Exit codes: 1-5 are upstream tracy-capture's, 6-8 are boardtrace's own. */
 enum exit_code {
     EXIT_OK = 0,
@@ -50,7 +57,7 @@ static void usage(FILE *to)
             "       boardtrace-capture --recover output.tracy.journal -o output.tracy [-f]\n"
             "\n"
             "  -o FILE        trace file to write (required)\n"
-            "  -a ADDR        address of the traced program (default 127.0.0.1)\n"
+            "  -a ADDR        address of the traced program (default 127.0.0.1)" ADDR_NOTE "\n"
             "  -p PORT        its port (default 8086)\n"
             "  -f             overwrite FILE if it exists\n"
             "  -s SECONDS     stop capturing after SECONDS and write what was received\n"
