@@ -2,6 +2,7 @@
  * for the same failures, SIGINT stopping cleanly, and a client killed with
  * SIGKILL mid-capture leaving a loadable file with every event received. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -117,6 +118,53 @@ static void existing_output_without_f_exits_4(void **state)
     assert_non_null(fgets(buf, sizeof buf, f));
     fclose(f);
     assert_string_equal(buf, "keep");
+}
+
+static uint64_t zones_in(const char *path, uint64_t *unended);
+
+static int entries_in_tmp(void)
+{
+    DIR *d = opendir(tmpdir);
+    int n = 0;
+    for (struct dirent *e; d && (e = readdir(d));)
+        n += e->d_name[0] != '.';
+    if (d)
+        closedir(d);
+    return n;
+}
+
+/* -f replaces a trace only with a complete new one: a capture that gets no
+ * client keeps the old file; one that succeeds replaces it and leaves no
+ * temporary file beside it. */
+static void overwrite_keeps_the_old_file_until_the_new_one_is_complete(void **state)
+{
+    (void)state;
+    char path[4200], port[16], line[512] = "";
+    path_in_tmp(path, sizeof path, "previous.tracy");
+    FILE *f = fopen(path, "w");
+    fputs("an earlier trace", f);
+    fclose(f);
+    int entries = entries_in_tmp();
+    const char *none[] = {"-o", path, "-f", "-p", "9", "--connect-timeout", "1", NULL};
+    struct proc p = start(capture_bin, none);
+    assert_int_equal(finish(&p), 6);
+    f = fopen(path, "r");
+    char buf[32] = "";
+    assert_non_null(fgets(buf, sizeof buf, f));
+    fclose(f);
+    assert_string_equal(buf, "an earlier trace");
+    assert_int_equal(entries_in_tmp(), entries);
+
+    struct proc r;
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-f", "-p", port, "--connect-timeout", "20", NULL};
+    struct proc cap = start(capture_bin, args);
+    assert_non_null(fgets(line, sizeof line, cap.out));
+    assert_int_equal(finish(&cap), 0);
+    assert_int_equal(finish(&r), 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), 8300);
+    assert_int_equal(entries_in_tmp(), entries);
 }
 
 static void unwritable_output_exits_5(void **state)
@@ -504,6 +552,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(missing_output_option_exits_1),
         cmocka_unit_test(existing_output_without_f_exits_4),
         cmocka_unit_test(unwritable_output_exits_5),
+        cmocka_unit_test(overwrite_keeps_the_old_file_until_the_new_one_is_complete),
         cmocka_unit_test(no_client_within_connect_timeout_exits_6),
         cmocka_unit_test(an_unresolvable_address_exits_6_at_once),
         cmocka_unit_test(localhost_is_understood),

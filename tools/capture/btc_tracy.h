@@ -13,7 +13,9 @@
 #include "btc_util.h"
 
 /* Writes the model as a .tracy file; version is BTC_FILE_VERSION_0_14_0 or
- * BTC_FILE_VERSION_0_11_1. *bytes receives the file size. */
+ * BTC_FILE_VERSION_0_11_1. *bytes receives the file size. A regular file at
+ * path is replaced only by a complete new one (temporary name, then rename);
+ * on failure it is left as it was. */
 int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uint64_t *bytes,
                     char *err, size_t errlen);
 

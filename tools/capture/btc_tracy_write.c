@@ -4,12 +4,16 @@
  * and memory events stream from the spools; memory stays bounded. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include "btc_format.h"
@@ -1091,9 +1095,32 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
         return BTC_ERR_FORMAT;
     }
     struct fw *w = &wr.w;
-    w->f = fopen(path, "wb");
+    /* A regular file (or none yet) is replaced only once the new one is
+     * complete: written beside it under a temporary name, synced, renamed.
+     * Anything else (a FIFO, /dev/stdout) is written in place. */
+    struct stat st;
+    bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
+    char tmp[4200] = "";
+    if (in_place) {
+        w->f = fopen(path, "wb");
+    } else {
+        static unsigned serial;
+        int fd = -1;
+        for (int tries = 0; fd < 0 && tries < 100; tries++) {
+            snprintf(tmp, sizeof tmp, "%s.%d-%u.tmp", path, (int)getpid(), ++serial);
+            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+            if (fd < 0 && errno != EEXIST)
+                break;
+        }
+        w->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+        if (fd >= 0 && !w->f)
+            close(fd);
+    }
     if (!w->f) {
-        snprintf(err, errlen, "cannot open %s for writing: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot open %s for writing: %s", in_place ? path : tmp,
+                 strerror(errno));
+        if (tmp[0])
+            unlink(tmp);
         return BTC_ERR_IO;
     }
     w->blk = malloc(BTC_FILE_BLOCK_SIZE);
@@ -1117,13 +1144,22 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
             snprintf(err, errlen, "out of memory while writing %s", path);
         fw_block(w);
     }
-    if (rc >= 0 && (w->failed || fflush(w->f) != 0)) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+    const char *name = in_place ? path : tmp;
+    if (rc >= 0 && (w->failed || fflush(w->f) != 0 || (!in_place && fsync(fileno(w->f)) != 0))) {
+        snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno));
         rc = BTC_ERR_IO;
     }
     if (fclose(w->f) != 0 && rc >= 0) {
-        snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno));
         rc = BTC_ERR_IO;
+    }
+    if (!in_place) {
+        if (rc >= 0 && rename(tmp, path) != 0) {
+            snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
+            rc = BTC_ERR_IO;
+        }
+        if (rc < 0)
+            unlink(tmp);
     }
     if (bytes)
         *bytes = w->file_bytes;

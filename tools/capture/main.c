@@ -3,7 +3,9 @@
  * tracy-capture (same flags, same exit codes for the same failures). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +174,38 @@ static uint64_t default_frames(const struct btc_model *m)
     return ((struct btc_frameset *)btc_vec_at(&m->framesets, 0))->count + added;
 }
 
+/* Whether the trace can be written to output, without touching a file that
+ * is there: the file itself must be writable and, for a regular file or none,
+ * its folder too (the new file is made beside it and renamed). errno says
+ * why not. */
+static bool output_writable(const char *output)
+{
+    struct stat st;
+    bool exists = stat(output, &st) == 0;
+    if (exists && access(output, W_OK) != 0)
+        return false;
+    if (exists && !S_ISREG(st.st_mode))
+        return true;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s", output);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = 0;
+    else if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
+    if (exists)
+        return access(dir, W_OK | X_OK) == 0;
+    /* Not there yet: make it (so a bad name or a full table shows now). */
+    int fd = open(output, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return false;
+    close(fd);
+    unlink(output);
+    return true;
+}
+
 static int write_trace(struct btc_model *m, const char *output, uint32_t version, uint64_t *bytes)
 {
     char err[512] = "";
@@ -306,13 +340,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "Output file %s already exists! Use -f to force overwrite.\n", output);
         return EXIT_OUTPUT_EXISTS;
     }
-    FILE *test = fopen(output, "wb");
-    if (!test) {
+    /* Checked now, before a session is lost to an unwritable file; an
+     * existing file (-f) is kept until the new one is complete. */
+    if (!output_writable(output)) {
         fprintf(stderr, "Cannot open output file %s for writing: %s\n", output, strerror(errno));
         return EXIT_OUTPUT_UNWRITABLE;
     }
-    fclose(test);
-    unlink(output);
 
     /* Spool beside the output unless told otherwise. */
     char dir[4096];
