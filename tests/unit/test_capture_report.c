@@ -122,6 +122,40 @@ static void chrome_export_has_a_complete_event_per_zone(void **state)
     free(json);
 }
 
+static char *json_of(const char *s)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    btr_json_string(mem, s);
+    fclose(mem);
+    return out;
+}
+
+/* Names are bytes from the traced program; the export stays valid JSON. */
+static void json_strings_escape_and_repair_utf8(void **state)
+{
+    (void)state;
+    const char *cases[][2] = {
+        {"plain", "\"plain\""},
+        {"a\"b\\c\n\x01", "\"a\\\"b\\\\c\\u000a\\u0001\""},
+        {"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80",
+         "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\""},
+        {"\xff", "\"\\ufffd\""},                                  /* never in UTF-8 */
+        {"\xc3", "\"\\ufffd\""},                                  /* cut short by the end */
+        {"\xc3(", "\"\\ufffd(\""},                                /* cut short by ASCII */
+        {"\xc0\xaf", "\"\\ufffd\\ufffd\""},                       /* overlong '/' */
+        {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},            /* a surrogate */
+        {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
+        {"\xe2\x82", "\"\\ufffd\\ufffd\""},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *j = json_of(cases[i][0]);
+        assert_string_equal(j, cases[i][1]);
+        free(j);
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -133,6 +167,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(stats_csv_equals_upstream_csvexport),
         cmocka_unit_test(stats_table_lists_each_location_once),
         cmocka_unit_test(chrome_export_has_a_complete_event_per_zone),
+        cmocka_unit_test(json_strings_escape_and_repair_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,16 +13,48 @@ struct chrome {
     int first;
 };
 
-static void json_string(FILE *out, const char *s)
+/* Length of the well-formed UTF-8 sequence at p (1-4), 0 if it is not one. */
+static int utf8_length(const unsigned char *p)
+{
+    unsigned char c = p[0];
+    if (c < 0x80)
+        return 1;
+    int n = c >= 0xC2 && c <= 0xDF   ? 2
+            : c >= 0xE0 && c <= 0xEF ? 3
+            : c >= 0xF0 && c <= 0xF4 ? 4
+                                     : 0;
+    if (!n)
+        return 0;
+    /* The second byte's range excludes overlong forms, surrogates and
+     * code points past U+10FFFF. */
+    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
+    unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
+    if (p[1] < lo || p[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
+        if ((p[i] & 0xC0) != 0x80)
+            return 0;
+    return n;
+}
+
+/* Names and texts come from the traced program as bytes: a byte that is not
+ * part of well-formed UTF-8 becomes U+FFFD, so the file stays valid JSON. */
+void btr_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            fprintf(out, "\\%c", *p);
-        else if (*p < 0x20)
-            fprintf(out, "\\u%04x", *p);
-        else
-            fputc(*p, out);
+    for (const unsigned char *p = (const unsigned char *)s; *p;) {
+        int n = utf8_length(p);
+        if (n == 0) {
+            fputs("\\ufffd", out);
+            p++;
+        } else if (*p == '"' || *p == '\\') {
+            fprintf(out, "\\%c", *p++);
+        } else if (*p < 0x20) {
+            fprintf(out, "\\u%04x", *p++);
+        } else {
+            fwrite(p, 1, (size_t)n, out);
+            p += n;
+        }
     }
     fputc('"', out);
 }
@@ -42,13 +74,13 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
     const char *name = loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "?";
     sep(c);
     fputs("{\"ph\":\"X\",\"name\":", c->out);
-    json_string(c->out, name);
+    btr_json_string(c->out, name);
     fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":%.3f,\"dur\":%.3f", t->pid,
             z->thread_id, (double)z->start / 1000.0,
             (double)(int64_t)((uint64_t)z->end - (uint64_t)z->start) / 1000.0);
     if (loc) {
         fputs(",\"args\":{\"file\":", c->out);
-        json_string(c->out, btc_trace_string(t, loc->file));
+        btr_json_string(c->out, btc_trace_string(t, loc->file));
         fprintf(c->out, ",\"line\":%u}", loc->line);
     }
     fputc('}', c->out);
@@ -63,7 +95,7 @@ static int on_message(void *ctx, const struct btc_trace *t, const struct btc_rea
     struct chrome *c = ctx;
     sep(c);
     fputs("{\"ph\":\"i\",\"s\":\"p\",\"name\":", c->out);
-    json_string(c->out, m->text);
+    btr_json_string(c->out, m->text);
     fprintf(c->out, ",\"pid\":%" PRIu64 ",\"tid\":0,\"ts\":%.3f,\"args\":{\"source\":\"%s\"}}",
             t->pid, (double)m->time / 1000.0, m->source ? "tracy" : "user");
     return 0;
@@ -82,7 +114,7 @@ int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char
         fprintf(out,
                 "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64 ",\"args\":{\"name\":",
                 t.pid);
-        json_string(out, t.program);
+        btr_json_string(out, t.program);
         fputs("}}", out);
         for (size_t i = 0; i < t.threads.len; i++) {
             const struct btc_read_thread *th = btc_vec_at(&t.threads, i);
@@ -91,7 +123,7 @@ int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char
                     "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64
                     ",\"args\":{\"name\":",
                     t.pid, th->id);
-            json_string(out, th->name >= 0 ? btc_trace_string(&t, th->name) : "");
+            btr_json_string(out, th->name >= 0 ? btc_trace_string(&t, th->name) : "");
             fputs("}}", out);
         }
     }

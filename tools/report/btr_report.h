@@ -40,4 +40,8 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out);
 int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                       size_t errlen);
 
+/* Writes s as a JSON string: quotes, backslashes and control bytes escaped,
+ * bytes that are not well-formed UTF-8 replaced by U+FFFD. */
+void btr_json_string(FILE *out, const char *s);
+
 #endif
