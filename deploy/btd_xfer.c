@@ -454,7 +454,15 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         unlink(part);
         return BTD_EXIT_PULL;
     }
-    if (fsync(p.fd) != 0 || close(p.fd) != 0 || rename(part, local) != 0) {
+    /* Verified: the data is safe on disk before it takes the final name. */
+    int synced = fsync(p.fd) == 0 ? 0 : errno;
+    if (close(p.fd) != 0 && !synced)
+        synced = errno;
+    if (synced) {
+        btd_error("cannot write %s: %s; the verified data is in %s", local, strerror(synced), part);
+        return BTD_EXIT_OUTPUT;
+    }
+    if (rename(part, local) != 0) {
         btd_error("cannot move %s to %s: %s", part, local, strerror(errno));
         return BTD_EXIT_OUTPUT;
     }
