@@ -56,6 +56,7 @@ struct session {
     size_t queries_len;
     int stop;       /* Terminate query, or the socket failed */
     int disconnect; /* Disconnect query: finish as if the program exited */
+    int lost;       /* reading failed: errno, or -1 when the capture closed */
     struct bt_thread **snapshot;
     size_t snapshot_cap;
 };
@@ -244,6 +245,7 @@ static void session_queries(struct session *s, int timeout_ms)
     ssize_t got =
         recv(s->fd, s->queries + s->queries_len, sizeof(s->queries) - s->queries_len, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
+        s->lost = got == 0 ? -1 : errno;
         s->stop = 1;
         return;
     }
@@ -643,6 +645,7 @@ static void session_run(struct session *s)
     s->queries_len = 0;
     s->stop = 0;
     s->disconnect = 0;
+    s->lost = 0;
     atomic_store(&bt_rt.state, BT_STATE_CONNECTED);
     while (!s->stop && s->enc.error == 0) {
         if (atomic_load(&bt_rt.shutdown) || s->disconnect) {
@@ -655,6 +658,24 @@ static void session_run(struct session *s)
         size_t batch = bt_rt.ring_size / 4 < BATCH_BYTES ? bt_rt.ring_size / 4 : BATCH_BYTES;
         session_queries(s, did >= batch ? 0 : 1);
     }
+}
+
+/* A session that ended before the program did, other than by the capture's
+ * Terminate, lost what the program emits from then on: say so, once, since
+ * nobody else will (the capture, if it is alive, reports its side). */
+static void report_lost_session(const struct session *s)
+{
+    if (atomic_load(&bt_rt.state) == BT_STATE_FINISHED)
+        return;
+    if (s->enc.error)
+        fprintf(stderr, "boardtrace: tracing stopped: sending to the capture failed: %s\n",
+                s->enc.error == -EINVAL ? "LZ4 could not compress a frame"
+                                        : strerror(-s->enc.error));
+    else if (s->lost > 0)
+        fprintf(stderr, "boardtrace: tracing stopped: the connection to the capture failed: %s\n",
+                strerror(s->lost));
+    else if (s->lost < 0)
+        fprintf(stderr, "boardtrace: tracing stopped: the capture closed the connection\n");
 }
 
 static void broadcast(int fd, uint16_t port, int32_t active_time)
@@ -717,6 +738,7 @@ void *bt_worker_main(void *arg)
                 broadcast(bfd, l.port, -1);
             if (handshake(s.fd, 0) == 0) {
                 session_run(&s);
+                report_lost_session(&s);
                 atomic_store(&bt_rt.state, BT_STATE_FINISHED);
             } else {
                 last_broadcast = INT64_MIN / 2;

@@ -17,6 +17,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -41,6 +42,9 @@ struct child {
     int out; /* its stdout (read end) */
 };
 
+/* Where the next spawned child's stderr goes (NULL: inherited). */
+static const char *child_stderr;
+
 /* The child of the running test, killed by the teardown if a failed
  * assertion left it behind (a TRACY_NO_EXIT program would wait forever). */
 static pid_t live_child;
@@ -56,6 +60,11 @@ static struct child spawn(const char *program, const char *const *args, const ch
     if (c.pid == 0) {
         dup2(in[0], 0);
         dup2(out[1], 1);
+        if (child_stderr) {
+            int fd = open(child_stderr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+            if (fd >= 0)
+                dup2(fd, 2);
+        }
         close(in[1]);
         close(out[0]);
         unsetenv("TRACY_NO_EXIT");
@@ -597,7 +606,13 @@ static void a_second_capture_gets_not_available(void **state)
     uint16_t port = free_port();
     const char *args[] = {"linger", NULL};
     const char *env[] = {port_env(port), NULL};
+    char errpath[] = "/tmp/bt-session-stderr-XXXXXX";
+    int errfd = mkstemp(errpath);
+    assert_true(errfd >= 0);
+    close(errfd);
+    child_stderr = errpath;
     struct child c = spawn(traced_path, args, env);
+    child_stderr = NULL;
     char line[64];
     assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
     struct bt_test_server s;
@@ -611,6 +626,19 @@ static void a_second_capture_gets_not_available(void **state)
     close(c.in);
     c.in = -1;
     assert_int_equal(wait_exit(&c, 30000), 0);
+    /* The program said, once, that its tracing ended early. */
+    char text[1024] = "";
+    FILE *f = fopen(errpath, "r");
+    assert_non_null(f);
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    unlink(errpath);
+    text[n] = '\0';
+    const char *said = "boardtrace: tracing stopped: the capture closed the connection\n";
+    if (!strstr(text, said))
+        fprintf(stderr, "program's stderr: %s\n", text);
+    assert_non_null(strstr(text, said));
+    assert_null(strstr(strstr(text, said) + 1, said));
 }
 
 static void with_no_exit_the_program_waits_for_a_capture(void **state)
