@@ -175,6 +175,21 @@ static void unwritable_output_exits_5(void **state)
     assert_int_equal(finish(&p), 5);
 }
 
+/* -m takes upstream's range, 1..999 percent of physical memory. */
+static void memory_limit_out_of_range_exits_1(void **state)
+{
+    (void)state;
+    char path[4200];
+    path_in_tmp(path, sizeof path, "limit.tracy");
+    const char *bad[] = {"0", "1000", "-5", "ten", ""};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        const char *args[] = {"-o", path, "-m", bad[i], "-p", "9", "--connect-timeout", "1", NULL};
+        struct proc p = start(capture_bin, args);
+        assert_int_equal(finish(&p), 1);
+    }
+    assert_int_equal(access(path, F_OK), -1);
+}
+
 static void missing_output_option_exits_1(void **state)
 {
     (void)state;
@@ -550,6 +565,7 @@ int main(int argc, char **argv)
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(missing_output_option_exits_1),
+        cmocka_unit_test(memory_limit_out_of_range_exits_1),
         cmocka_unit_test(existing_output_without_f_exits_4),
         cmocka_unit_test(unwritable_output_exits_5),
         cmocka_unit_test(overwrite_keeps_the_old_file_until_the_new_one_is_complete),

@@ -70,12 +70,54 @@ static void every_received_event_is_decoded(void **state)
     assert_int_equal(btc_model_outstanding(&cap.model), 0);
 }
 
+static const char *data_dir;
+
+/* The memory limit (-m) ends a capture like a signal does: the client is told
+ * (Terminate), and what was received is kept for the file. A limit of one
+ * byte trips at the first check, right after the handshake. */
+static void memory_limit_stops_the_capture_cleanly(void **state)
+{
+    (void)state;
+    struct bt_replay *r;
+    char err[512];
+    unsigned port;
+    struct bt_replay_opts ro = {.data_dir = data_dir};
+    assert_int_equal(bt_replay_open(&r, &ro, &port, err, sizeof err), 0);
+    struct bt_replay *saved = replay;
+    replay = r;
+    serve_rc = -1;
+    pthread_t th;
+    pthread_create(&th, NULL, serve, NULL);
+    static struct btc_capture limited;
+    struct btc_capture_opts co = {.host = "127.0.0.1",
+                                  .port = port,
+                                  .connect_timeout_s = 20,
+                                  .spool_dir = dir,
+                                  .memory_limit = 1};
+    int rc = btc_capture_run(&limited, &co);
+    pthread_join(th, NULL);
+    replay = saved;
+    assert_int_equal(rc, BTC_OK);
+    assert_int_equal(limited.end, BTC_END_MEMORY_LIMIT);
+    assert_true(limited.stats.rss_bytes > 1);
+    assert_int_equal(bt_replay_query_counts(r)[BT_QUERY_TERMINATE], 1);
+    char path[4300];
+    snprintf(path, sizeof path, "%s/limited.tracy", dir);
+    assert_int_equal(btc_model_finish(&limited.model), 0);
+    assert_int_equal(
+        btc_tracy_write(&limited.model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err), 0);
+    unlink(path);
+    btc_capture_free(&limited);
+    bt_replay_close(r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
         fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
         return 2;
     }
+    data_dir = argv[1];
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;
@@ -112,6 +154,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(capture_completes_after_terminate),
         cmocka_unit_test(capture_asks_what_upstream_asked),
         cmocka_unit_test(every_received_event_is_decoded),
+        cmocka_unit_test(memory_limit_stops_the_capture_cleanly),
     };
     int failed = cmocka_run_group_tests_name("replay_capture", capture_tests, NULL, NULL);
     failed += session_expect_run("replay_file_0_14_0", path14);
