@@ -249,8 +249,16 @@ done_dec:
                                 .sin_port = htons((uint16_t)o->port),
                                 .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
         socklen_t al = sizeof a;
-        if (r->listen_fd < 0 || bind(r->listen_fd, (struct sockaddr *)&a, sizeof a) < 0 ||
-            listen(r->listen_fd, 4) < 0 ||
+        /* A fixed port may be held for an instant by a capture's connection
+         * attempt that met itself (see test_capture_cli): retry briefly. */
+        int bound = -1;
+        for (int tries = 0; r->listen_fd >= 0 && tries < 50; tries++) {
+            bound = bind(r->listen_fd, (struct sockaddr *)&a, sizeof a);
+            if (bound == 0 || errno != EADDRINUSE || o->port == 0)
+                break;
+            usleep(20000);
+        }
+        if (r->listen_fd < 0 || bound < 0 || listen(r->listen_fd, 4) < 0 ||
             getsockname(r->listen_fd, (struct sockaddr *)&a, &al) < 0) {
             snprintf(err, errlen, "cannot listen on 127.0.0.1:%u: %s", o->port, strerror(errno));
             rc = -1;
