@@ -213,7 +213,9 @@ cmd_start() {
     tries=0
     while :; do
         tries=$((tries + 1))
-        port=$((20000 + $(od -An -tu2 -N2 /dev/urandom | tr -d ' ') % 20000))
+        # Below Linux's ephemeral range (32768-60999), where no outgoing
+        # connection can hold the port first.
+        port=$((20000 + $(od -An -tu2 -N2 /dev/urandom | tr -d ' ') % 12768))
         port_in_use "$port" && continue
         make_config "$port" "$sftp"
         # Without -D sshd returns once it listens, so the port is ready.
