@@ -102,6 +102,27 @@ static void path_in_tmp(char *out, size_t n, const char *name)
     snprintf(out, n, "%s/%s", tmpdir, name);
 }
 
+/* A whole session: a replay client, and a capture into path with the extra
+ * options; both must exit 0. Returns the capture's summary line in line. */
+static void capture_a_replay(const char *path, const char *extra1, const char *extra2, char *line,
+                             size_t n)
+{
+    struct proc r;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[10] = {"-o", path, "-p", port, "--connect-timeout", "20"};
+    int k = 6;
+    if (extra1)
+        args[k++] = extra1;
+    if (extra2)
+        args[k++] = extra2;
+    args[k] = NULL;
+    struct proc cap = start(capture_bin, args);
+    assert_non_null(fgets(line, (int)n, cap.out));
+    assert_int_equal(finish(&cap), 0);
+    assert_int_equal(finish(&r), 0);
+}
+
 static void existing_output_without_f_exits_4(void **state)
 {
     (void)state;
@@ -139,7 +160,7 @@ static int entries_in_tmp(void)
 static void overwrite_keeps_the_old_file_until_the_new_one_is_complete(void **state)
 {
     (void)state;
-    char path[4200], port[16], line[512] = "";
+    char path[4200], line[512] = "";
     path_in_tmp(path, sizeof path, "previous.tracy");
     FILE *f = fopen(path, "w");
     fputs("an earlier trace", f);
@@ -155,13 +176,7 @@ static void overwrite_keeps_the_old_file_until_the_new_one_is_complete(void **st
     assert_string_equal(buf, "an earlier trace");
     assert_int_equal(entries_in_tmp(), entries);
 
-    struct proc r;
-    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
-    const char *args[] = {"-o", path, "-f", "-p", port, "--connect-timeout", "20", NULL};
-    struct proc cap = start(capture_bin, args);
-    assert_non_null(fgets(line, sizeof line, cap.out));
-    assert_int_equal(finish(&cap), 0);
-    assert_int_equal(finish(&r), 0);
+    capture_a_replay(path, "-f", NULL, line, sizeof line);
     uint64_t unended;
     assert_int_equal(zones_in(path, &unended), 8300);
     assert_int_equal(entries_in_tmp(), entries);
@@ -233,16 +248,9 @@ static void an_unresolvable_address_exits_6_at_once(void **state)
 static void localhost_is_understood(void **state)
 {
     (void)state;
-    char path[4200], port[16], line[512] = "";
+    char path[4200], line[512] = "";
     path_in_tmp(path, sizeof path, "localhost.tracy");
-    struct proc r;
-    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
-    const char *args[] = {"-o", path, "-a", "localhost", "-p", port, "--connect-timeout",
-                          "20", NULL};
-    struct proc cap = start(capture_bin, args);
-    assert_non_null(fgets(line, sizeof line, cap.out));
-    assert_int_equal(finish(&cap), 0);
-    assert_int_equal(finish(&r), 0);
+    capture_a_replay(path, "-a", "localhost", line, sizeof line);
     assert_non_null(strstr(line, "8300 zones"));
 }
 
@@ -416,15 +424,9 @@ static void time_limit_stops_the_capture_and_writes_the_file(void **state)
 static void complete_session_exits_0_with_a_summary(void **state)
 {
     (void)state;
-    char path[4200], port[16], line[512] = "";
+    char path[4200], line[512] = "";
     path_in_tmp(path, sizeof path, "complete.tracy");
-    struct proc r;
-    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
-    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
-    struct proc cap = start(capture_bin, args);
-    assert_non_null(fgets(line, sizeof line, cap.out));
-    assert_int_equal(finish(&cap), 0);
-    assert_int_equal(finish(&r), 0);
+    capture_a_replay(path, NULL, NULL, line, sizeof line);
     assert_non_null(strstr(line, "complete, "));
     assert_non_null(strstr(line, "8300 zones"));
     uint64_t unended;
