@@ -174,6 +174,19 @@ static uint64_t default_frames(const struct btc_model *m)
     return ((struct btc_frameset *)btc_vec_at(&m->framesets, 0))->count + added;
 }
 
+/* The folder that holds path ("." for a bare name, "/" for a file in /). */
+static void parent_dir(const char *path, char *dir, size_t size)
+{
+    snprintf(dir, size, "%s", path);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = 0;
+    else if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, size, ".");
+}
+
 /* Whether the trace can be written to output, without touching a file that
  * is there: the file itself must be writable and, for a regular file or none,
  * its folder too (the new file is made beside it and renamed). errno says
@@ -187,14 +200,7 @@ static bool output_writable(const char *output)
     if (exists && !S_ISREG(st.st_mode))
         return true;
     char dir[4096];
-    snprintf(dir, sizeof dir, "%s", output);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = 0;
-    else if (slash)
-        *slash = 0;
-    else
-        snprintf(dir, sizeof dir, ".");
+    parent_dir(output, dir, sizeof dir);
     if (exists)
         return access(dir, W_OK | X_OK) == 0;
     /* Not there yet: make it (so a bad name or a full table shows now). */
@@ -350,14 +356,7 @@ int main(int argc, char **argv)
     /* Spool beside the output unless told otherwise. */
     char dir[4096];
     if (!spool_dir) {
-        snprintf(dir, sizeof dir, "%s", output);
-        char *slash = strrchr(dir, '/');
-        if (slash == dir)
-            dir[1] = 0;
-        else if (slash)
-            *slash = 0;
-        else
-            snprintf(dir, sizeof dir, ".");
+        parent_dir(output, dir, sizeof dir);
         spool_dir = dir;
     }
 
