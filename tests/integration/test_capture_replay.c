@@ -29,10 +29,10 @@ static int capture_rc;
 static char dir[] = "/tmp/bt-replay-XXXXXX";
 static char path14[4200], path11[4200];
 
+/* Thread body: serves the replay client given as arg. */
 static void *serve(void *arg)
 {
-    (void)arg;
-    serve_rc = bt_replay_serve(replay, serve_err, sizeof serve_err);
+    serve_rc = bt_replay_serve(arg, serve_err, sizeof serve_err);
     return NULL;
 }
 
@@ -83,11 +83,8 @@ static void memory_limit_stops_the_capture_cleanly(void **state)
     unsigned port;
     struct bt_replay_opts ro = {.data_dir = data_dir};
     assert_int_equal(bt_replay_open(&r, &ro, &port, err, sizeof err), 0);
-    struct bt_replay *saved = replay;
-    replay = r;
-    serve_rc = -1;
     pthread_t th;
-    pthread_create(&th, NULL, serve, NULL);
+    pthread_create(&th, NULL, serve, r);
     static struct btc_capture limited;
     struct btc_capture_opts co = {.host = "127.0.0.1",
                                   .port = port,
@@ -96,7 +93,6 @@ static void memory_limit_stops_the_capture_cleanly(void **state)
                                   .memory_limit = 1};
     int rc = btc_capture_run(&limited, &co);
     pthread_join(th, NULL);
-    replay = saved;
     assert_int_equal(rc, BTC_OK);
     assert_int_equal(limited.end, BTC_END_MEMORY_LIMIT);
     assert_true(limited.stats.rss_bytes > 1);
@@ -130,7 +126,7 @@ int main(int argc, char **argv)
         return 1;
     }
     pthread_t th;
-    pthread_create(&th, NULL, serve, NULL);
+    pthread_create(&th, NULL, serve, replay);
     struct btc_capture_opts co = {
         .host = "127.0.0.1", .port = port, .connect_timeout_s = 20, .spool_dir = dir};
     capture_rc = btc_capture_run(&cap, &co);
