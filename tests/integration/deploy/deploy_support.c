@@ -15,6 +15,19 @@
 #include <time.h>
 #include <unistd.h>
 
+const char *boardtrace, *board_sh, *board_dir;
+struct board board;
+char work[512];
+
+int deploy_group_setup(void **state)
+{
+    (void)state;
+    if (board_load(board_sh, board_dir, &board) != 0)
+        return -1;
+    make_temp_dir(work, sizeof work);
+    return work[0] ? 0 : -1;
+}
+
 static void append(char **buf, size_t *len, const char *data, size_t n)
 {
     *buf = realloc(*buf, *len + n + 1);
@@ -132,10 +145,10 @@ static void unquote(char *dst, size_t dstlen, const char *v)
     snprintf(dst, dstlen, "%.*s", (int)n, v);
 }
 
-int board_load(const char *board_sh, const char *dir, struct board *b)
+int board_load(const char *script, const char *dir, struct board *b)
 {
     memset(b, 0, sizeof *b);
-    char *argv[] = {"/bin/sh", (char *)board_sh, "--dir", (char *)dir, "env", NULL};
+    char *argv[] = {"/bin/sh", (char *)script, "--dir", (char *)dir, "env", NULL};
     struct result r;
     if (run_command(argv, NULL, 30, &r) != 0 || r.status != 0) {
         fprintf(stderr, "board.sh env failed: %s\n", r.err ? r.err : "");

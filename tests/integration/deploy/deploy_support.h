@@ -23,8 +23,17 @@ struct result {
     char *err;  /* stderr */
 };
 
+/* What every deploy test program has: the boardtrace binary, board.sh and
+ * the board's state folder (set by main from argv), the board they describe,
+ * and a private work folder. */
+extern const char *boardtrace, *board_sh, *board_dir;
+extern struct board board;
+extern char work[512];
+/* cmocka group setup: loads board and makes work; -1 if either fails. */
+int deploy_group_setup(void **state);
+
 /* Reads BOARD_* from `board.sh --dir DIR env`. Returns 0 or -1. */
-int board_load(const char *board_sh, const char *dir, struct board *b);
+int board_load(const char *script, const char *dir, struct board *b);
 
 /* Runs argv (NULL-terminated) with a time limit, in cwd (NULL: current). */
 int run_command(char *const argv[], const char *cwd, int timeout_s, struct result *r);

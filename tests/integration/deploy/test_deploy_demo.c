@@ -15,18 +15,7 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir boardtrace-demo boardtrace-report */
-static const char *boardtrace, *board_sh, *board_dir, *demo, *report;
-static struct board board;
-static char work[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    if (board_load(board_sh, board_dir, &board) != 0)
-        return -1;
-    make_temp_dir(work, sizeof work);
-    return work[0] ? 0 : -1;
-}
+static const char *demo, *report;
 
 static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
 {
@@ -75,5 +64,5 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }

@@ -28,9 +28,7 @@
 enum { TRACE_SIZE = 24 << 20, CUT_AFTER = 6 << 20 };
 
 /* argv: boardtrace board.sh board-dir fake_program fake_capture */
-static const char *boardtrace, *board_sh, *board_dir, *program, *capture;
-static struct board board;
-static char work[512];
+static const char *program, *capture;
 
 struct proxy {
     int listen_fd;
@@ -80,15 +78,6 @@ static void *proxy_main(void *arg)
     close(client);
     close(up);
     return NULL;
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    if (board_load(board_sh, board_dir, &board) != 0)
-        return -1;
-    make_temp_dir(work, sizeof work);
-    return work[0] ? 0 : -1;
 }
 
 /* A run folder on the board holding a random trace, as an interrupted run
@@ -304,5 +293,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }

@@ -19,18 +19,7 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir fake_program host_capture */
-static const char *boardtrace, *board_sh, *board_dir, *program, *host_capture;
-static struct board board;
-static char work[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    if (board_load(board_sh, board_dir, &board) != 0)
-        return -1;
-    make_temp_dir(work, sizeof work);
-    return work[0] ? 0 : -1;
-}
+static const char *program, *host_capture;
 
 static void a_host_capture_receives_the_boards_events_through_the_forward(void **state)
 {
@@ -112,5 +101,5 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_host_capture_receives_the_boards_events_through_the_forward),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }

@@ -22,18 +22,7 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir fake_program fake_capture */
-static const char *boardtrace, *board_sh, *board_dir, *program, *capture;
-static struct board board;
-static char work[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    if (board_load(board_sh, board_dir, &board) != 0)
-        return -1;
-    make_temp_dir(work, sizeof work);
-    return work[0] ? 0 : -1;
-}
+static const char *program, *capture;
 
 /* boardtrace CMD with the board's options, then the NULL-terminated rest. */
 static struct result boardtrace_with(const char *cmd, const char *known_hosts, const char **rest)
@@ -344,5 +333,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(check_reports_the_board),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }

@@ -21,18 +21,7 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir sftp|exec fake_program fake_capture */
-static const char *boardtrace, *board_sh, *board_dir, *mode, *program, *capture;
-static struct board board;
-static char work[512];
-
-static int setup(void **state)
-{
-    (void)state;
-    if (board_load(board_sh, board_dir, &board) != 0)
-        return -1;
-    make_temp_dir(work, sizeof work);
-    return work[0] ? 0 : -1;
-}
+static const char *mode, *program, *capture;
 
 static struct result run_program(const char *out, const char *extra_env, const char *arg)
 {
@@ -274,5 +263,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_removes_its_folder_unless_kept),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
     };
-    return cmocka_run_group_tests(tests, setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }
