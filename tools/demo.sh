@@ -10,6 +10,10 @@ cd "$top"
 say() { printf 'demo: %s\n' "$*"; }
 
 "$top/tools/setup.sh"
+# Everything below stays on loopback; the guard makes sure of it.
+if [ -z "${BT_NETGUARD:-}" ]; then
+    exec "$top/tools/netguard.sh" "$0" "$@"
+fi
 
 jobs=${BT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 say "building the host tools and the riscv64 board build (build/host-riscv64)"

@@ -29,6 +29,7 @@ packages="
     libssh-dev libzstd-dev liblz4-dev libcmocka-dev
     openssh-server openssh-client
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3
+    iproute2 tcpdump
 "
 
 missing=""

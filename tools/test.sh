@@ -5,7 +5,9 @@
 # end-to-end demo on the emulated board) followed by bounded fuzzing runs,
 # aarch64 and riscv64-x60 (under qemu), and host-default (the options a plain
 # configure gets: tracing off); or the presets named as arguments.
-# Exits non-zero if any step fails, after running all.
+# After the set-up, the suites run inside tools/netguard.sh: a private network
+# namespace with only loopback, which lists any packet that tries to leave and
+# then fails the run. Exits non-zero if any step fails, after running all.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -13,6 +15,9 @@ cd "$top"
 say() { printf 'test: %s\n' "$*"; }
 
 "$top/tools/setup.sh" || exit 1
+if [ -z "${BT_NETGUARD:-}" ]; then
+    exec "$top/tools/netguard.sh" "$0" "$@"
+fi
 
 presets=${*:-host-riscv64 aarch64 riscv64-x60 host-default}
 jobs=${BT_JOBS:-$(nproc 2>/dev/null || echo 2)}
