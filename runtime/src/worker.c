@@ -245,7 +245,9 @@ static void session_queries(struct session *s, int timeout_ms)
     ssize_t got =
         recv(s->fd, s->queries + s->queries_len, sizeof(s->queries) - s->queries_len, MSG_DONTWAIT);
     if (got == 0 || (got < 0 && errno != EAGAIN && errno != EINTR)) {
-        s->lost = got == 0 ? -1 : errno;
+        /* A capture that closes with our data still unread in its socket
+         * makes the kernel reset the connection instead of ending it. */
+        s->lost = got == 0 || errno == ECONNRESET ? -1 : errno;
         s->stop = 1;
         return;
     }
@@ -667,7 +669,9 @@ static void report_lost_session(const struct session *s)
 {
     if (atomic_load(&bt_rt.state) == BT_STATE_FINISHED)
         return;
-    if (s->enc.error)
+    if (s->enc.error == -EPIPE || s->enc.error == -ECONNRESET)
+        fprintf(stderr, "boardtrace: tracing stopped: the capture closed the connection\n");
+    else if (s->enc.error)
         fprintf(stderr, "boardtrace: tracing stopped: sending to the capture failed: %s\n",
                 s->enc.error == -EINVAL ? "LZ4 could not compress a frame"
                                         : strerror(-s->enc.error));
