@@ -129,13 +129,15 @@ int bt_broadcast_open(void)
     return fd;
 }
 
-void bt_broadcast_send(int fd, uint16_t port, const void *msg, size_t len)
+void bt_broadcast_send(int fd, int only_localhost, uint16_t port, const void *msg, size_t len)
 {
     struct sockaddr_in a;
     memset(&a, 0, sizeof(a));
     a.sin_family = AF_INET;
     a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_BROADCAST);
+    /* A program that keeps its port to this machine announces itself only
+     * there too: loopback's broadcast address never leaves it. */
+    a.sin_addr.s_addr = htonl(only_localhost ? BT_LOOPBACK_BROADCAST : INADDR_BROADCAST);
     /* Best effort, like upstream: a board without a route simply is not found. */
     (void)sendto(fd, msg, len, MSG_NOSIGNAL, (struct sockaddr *)&a, sizeof(a));
 }

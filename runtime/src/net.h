@@ -24,9 +24,13 @@ int bt_listener_open(struct bt_listener *l, const struct bt_listen_options *o);
 int bt_listener_accept(struct bt_listener *l, int timeout_ms);
 void bt_listener_close(struct bt_listener *l);
 
+/* 127.255.255.255: where a TRACY_ONLY_LOCALHOST program broadcasts. */
+#define BT_LOOPBACK_BROADCAST 0x7fffffffu
+
 /* UDP socket with SO_BROADCAST, or -errno. */
 int bt_broadcast_open(void);
-void bt_broadcast_send(int fd, uint16_t port, const void *msg, size_t len);
+/* Sends to 255.255.255.255, or to 127.255.255.255 when only_localhost. */
+void bt_broadcast_send(int fd, int only_localhost, uint16_t port, const void *msg, size_t len);
 
 /* Reads exactly n bytes within timeout_ms (each wait); 0, -ETIMEDOUT, -EPIPE. */
 int bt_net_read_exact(int fd, void *buf, size_t n, int timeout_ms);

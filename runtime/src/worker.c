@@ -682,7 +682,7 @@ static void report_lost_session(const struct session *s)
         fprintf(stderr, "boardtrace: tracing stopped: the capture closed the connection\n");
 }
 
-static void broadcast(int fd, uint16_t port, int32_t active_time)
+static void broadcast(int fd, int only_localhost, uint16_t port, int32_t active_time)
 {
     uint8_t msg[BT_BROADCAST_SIZE];
     memset(msg, 0, sizeof(msg));
@@ -693,7 +693,8 @@ static void broadcast(int fd, uint16_t port, int32_t active_time)
     bt_wire_put_u32(msg + BT_BROADCAST_OFF_ACTIVE_TIME, (uint32_t)active_time);
     char *name = (char *)msg + BT_BROADCAST_OFF_NAME;
     bt_host_program_name(name, BT_BROADCAST_NAME_SIZE);
-    bt_broadcast_send(fd, BT_WIRE_DEFAULT_PORT, msg, BT_BROADCAST_OFF_NAME + strlen(name) + 1);
+    bt_broadcast_send(fd, only_localhost, BT_WIRE_DEFAULT_PORT, msg,
+                      BT_BROADCAST_OFF_NAME + strlen(name) + 1);
 }
 
 void *bt_worker_main(void *arg)
@@ -725,21 +726,22 @@ void *bt_worker_main(void *arg)
         if (state == BT_STATE_WAITING) {
             if (shutdown && !bt_rt.no_exit) {
                 if (bfd >= 0)
-                    broadcast(bfd, l.port, -1);
+                    broadcast(bfd, o.only_localhost, l.port, -1);
                 break;
             }
             if (!bt_rt.no_exit)
                 prune_retired();
             int64_t now = now_ns();
             if (bfd >= 0 && now - last_broadcast >= BROADCAST_PERIOD_NS) {
-                broadcast(bfd, l.port, (int32_t)((uint64_t)time(NULL) - bt_rt.epoch));
+                broadcast(bfd, o.only_localhost, l.port,
+                          (int32_t)((uint64_t)time(NULL) - bt_rt.epoch));
                 last_broadcast = now;
             }
             s.fd = bt_listener_accept(&l, ACCEPT_POLL_MS);
             if (s.fd < 0)
                 continue;
             if (bfd >= 0)
-                broadcast(bfd, l.port, -1);
+                broadcast(bfd, o.only_localhost, l.port, -1);
             if (handshake(s.fd, 0) == 0) {
                 session_run(&s);
                 report_lost_session(&s);
