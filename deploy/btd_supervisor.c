@@ -123,7 +123,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
             btd_buf_puts(cmd, "\nCAPSECS=\n");
         btd_buf_puts(cmd, script_capture);
     }
-    btd_buf_printf(cmd, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_PORT=%d", s->port);
+    btd_buf_printf(cmd, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=%d",
+                   s->port);
     for (int i = 0; i < s->env_count; i++) {
         const char *eq = strchr(s->env[i], '=');
         btd_buf_puts(cmd, " ");

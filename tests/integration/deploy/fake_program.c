@@ -35,8 +35,9 @@ int main(int argc, char **argv)
     for (char **e = environ; *e; e++)
         if (strncmp(*e, "BT_TEST_", 8) == 0)
             print_hex("env", *e);
-    const char *names[] = {"TRACY_NO_EXIT", "TRACY_ONLY_LOCALHOST", "TRACY_PORT"};
-    for (int i = 0; i < 3; i++)
+    const char *names[] = {"TRACY_NO_EXIT", "TRACY_ONLY_LOCALHOST", "TRACY_NO_BROADCAST",
+                           "TRACY_PORT"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
         printf("%s=%s\n", names[i], getenv(names[i]) ? getenv(names[i]) : "(unset)");
     fflush(stdout);
     fprintf(stderr, "fake-program: a line on stderr\n");

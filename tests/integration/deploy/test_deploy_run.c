@@ -77,6 +77,7 @@ static void run_pulls_the_trace_verified_with_a_record(void **state)
     /* Output of both sides streamed live, each recognizable. */
     assert_non_null(strstr(r.out, "TRACY_NO_EXIT=1\n"));
     assert_non_null(strstr(r.out, "TRACY_ONLY_LOCALHOST=1\n"));
+    assert_non_null(strstr(r.out, "TRACY_NO_BROADCAST=1\n"));
     assert_non_null(strstr(r.err, "fake-program: a line on stderr\n"));
     assert_non_null(strstr(r.err, "[capture] Events: 1000\n"));
     /* The summary. */
