@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <spawn.h>
@@ -15,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,6 +44,9 @@ struct proc {
     FILE *out; /* the child's stdout */
 };
 
+/* When set, the next start() sends the child's stderr to this file. */
+static const char *child_stderr;
+
 /* Starts prog (through the emulator when cross compiling) with args. */
 static struct proc start(const char *prog, const char *const *args)
 {
@@ -59,12 +64,51 @@ static struct proc start(const char *prog, const char *const *args)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
     posix_spawn_file_actions_addclose(&fa, fds[0]);
+    if (child_stderr)
+        posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, child_stderr,
+                                         O_WRONLY | O_CREAT | O_TRUNC, 0600);
     struct proc p = {0};
     assert_int_equal(posix_spawnp(&p.pid, argv[0], &fa, NULL, argv, environ), 0);
     posix_spawn_file_actions_destroy(&fa);
     close(fds[1]);
     p.out = fdopen(fds[0], "r");
     return p;
+}
+
+/* finish(), but a child still running after `seconds` is killed and -1
+ * returned, so a hang fails the test instead of stalling the suite. */
+static int finish_within(struct proc *p, int seconds)
+{
+    for (int i = 0; i < seconds * 10; i++) {
+        int st;
+        pid_t w = waitpid(p->pid, &st, WNOHANG);
+        if (w == p->pid) {
+            if (p->out)
+                fclose(p->out);
+            p->out = NULL;
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        }
+        struct timespec ts = {0, 100000000};
+        nanosleep(&ts, NULL);
+    }
+    kill(p->pid, SIGKILL);
+    waitpid(p->pid, NULL, 0);
+    if (p->out)
+        fclose(p->out);
+    p->out = NULL;
+    return -1;
+}
+
+/* The whole of a small file, NUL-terminated, in buf. */
+static void slurp(const char *path, char *buf, size_t n)
+{
+    buf[0] = 0;
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    size_t k = fread(buf, 1, n - 1, f);
+    buf[k] = 0;
+    fclose(f);
 }
 
 static int finish(struct proc *p)
@@ -548,6 +592,262 @@ static void captures_the_boardtrace_demo(void **state)
     btc_trace_free(&t);
 }
 
+/* --spool-dir naming a folder that is not there ends at once, before any
+ * connection, instead of capturing into nowhere. */
+static void a_missing_spool_dir_exits_1_at_once(void **state)
+{
+    (void)state;
+    struct proc r;
+    char port[16], path[4200], spool[4200], errfile[4200], err[1024];
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    path_in_tmp(path, sizeof path, "nospool.tracy");
+    path_in_tmp(spool, sizeof spool, "no-such-folder");
+    path_in_tmp(errfile, sizeof errfile, "nospool.err");
+    const char *args[] = {"-o", path, "-p", port, "--spool-dir", spool, "--connect-timeout",
+                          "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish_within(&cap, 20), 1);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "--spool-dir"));
+    assert_non_null(strstr(err, "No such file or directory"));
+    assert_int_equal(access(path, F_OK), -1);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+}
+
+/* A journal a killed capture left is the only copy of its session: a new
+ * capture to the same file refuses without -f, and with -f moves it aside
+ * (named on stderr) instead of overwriting it. */
+static void an_earlier_journal_is_never_overwritten(void **state)
+{
+    (void)state;
+    char path[4200], journal[4300], aside[4400], errfile[4200], err[2048], got[64];
+    path_in_tmp(path, sizeof path, "journaled.tracy");
+    snprintf(journal, sizeof journal, "%s.journal", path);
+    snprintf(aside, sizeof aside, "%s.1", journal);
+    path_in_tmp(errfile, sizeof errfile, "journaled.err");
+    FILE *f = fopen(journal, "w");
+    assert_non_null(f);
+    fputs("the earlier session", f);
+    fclose(f);
+
+    struct proc r;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish_within(&cap, 20), 4);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "--recover"));
+    slurp(journal, got, sizeof got);
+    assert_string_equal(got, "the earlier session");
+
+    const char *fargs[] = {"-o", path, "-f", "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    cap = start(capture_bin, fargs);
+    child_stderr = NULL;
+    assert_int_equal(finish_within(&cap, 60), 0);
+    assert_int_equal(finish(&r), 0);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, aside));
+    slurp(aside, got, sizeof got);
+    assert_string_equal(got, "the earlier session");
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), 8300);
+}
+
+/* A listener on 127.0.0.1 that accepts the capture and then does what
+ * `serve` says; returns its port. */
+struct fake_client {
+    int listen_fd;
+    pthread_t thread;
+    int mode; /* 0 silent after accepting, 1 a malformed welcome */
+};
+
+static void *fake_client_serve(void *arg)
+{
+    struct fake_client *fc = arg;
+    int fd = accept(fc->listen_fd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    if (fc->mode == 1) {
+        uint8_t hello[12];
+        size_t got = 0;
+        while (got < sizeof hello) {
+            ssize_t k = recv(fd, hello + got, sizeof hello - got, 0);
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        /* Status "welcome", then a welcome whose timer multiplier is 0. */
+        static uint8_t welcome[1 + 1170];
+        welcome[0] = 1;
+        (void)!send(fd, welcome, sizeof welcome, MSG_NOSIGNAL);
+    }
+    char sink[64];
+    while (recv(fd, sink, sizeof sink, 0) > 0)
+        ;
+    close(fd);
+    return NULL;
+}
+
+static unsigned fake_client_start(struct fake_client *fc, int mode)
+{
+    fc->mode = mode;
+    fc->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(fc->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fc->listen_fd, 1), 0);
+    assert_int_equal(getsockname(fc->listen_fd, (struct sockaddr *)&a, &al), 0);
+    assert_int_equal(pthread_create(&fc->thread, NULL, fake_client_serve, fc), 0);
+    return ntohs(a.sin_port);
+}
+
+static void fake_client_stop(struct fake_client *fc)
+{
+    shutdown(fc->listen_fd, SHUT_RDWR);
+    pthread_join(fc->thread, NULL);
+    close(fc->listen_fd);
+}
+
+/* A client that accepts and then says nothing: SIGINT ends the capture at
+ * once, not after the handshake's timeout. */
+static void sigint_during_a_stalled_handshake_ends_the_capture(void **state)
+{
+    (void)state;
+    struct fake_client fc;
+    char port[16], path[4200];
+    snprintf(port, sizeof port, "%u", fake_client_start(&fc, 0));
+    path_in_tmp(path, sizeof path, "stalled-int.tracy");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    struct proc cap = start(capture_bin, args);
+    struct timespec ts = {1, 0};
+    nanosleep(&ts, NULL);
+    time_t t0 = time(NULL);
+    kill(cap.pid, SIGINT);
+    assert_int_equal(finish_within(&cap, 8), 0);
+    assert_true(time(NULL) - t0 <= 5);
+    fake_client_stop(&fc);
+}
+
+/* -s counts during the handshake too. */
+static void the_time_limit_ends_a_stalled_handshake(void **state)
+{
+    (void)state;
+    struct fake_client fc;
+    char port[16], path[4200];
+    snprintf(port, sizeof port, "%u", fake_client_start(&fc, 0));
+    path_in_tmp(path, sizeof path, "stalled-s.tracy");
+    const char *args[] = {"-o", path, "-p", port, "-s", "1", "--connect-timeout", "20", NULL};
+    time_t t0 = time(NULL);
+    struct proc cap = start(capture_bin, args);
+    assert_int_equal(finish_within(&cap, 8), 0);
+    assert_true(time(NULL) - t0 <= 6);
+    fake_client_stop(&fc);
+}
+
+/* Left alone, a stalled handshake ends after its timeout with a message
+ * that says the client stopped answering (it did not close anything). */
+static void a_stalled_handshake_says_the_client_stopped_answering(void **state)
+{
+    (void)state;
+    struct fake_client fc;
+    char port[16], path[4200], errfile[4200], err[1024];
+    snprintf(port, sizeof port, "%u", fake_client_start(&fc, 0));
+    path_in_tmp(path, sizeof path, "stalled.tracy");
+    path_in_tmp(errfile, sizeof errfile, "stalled.err");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish_within(&cap, 40), 3);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "the client stopped answering during the handshake"));
+    fake_client_stop(&fc);
+}
+
+/* A welcome that cannot be a Tracy client's is malformed data (7), not a
+ * network failure (6). */
+static void a_malformed_welcome_exits_7(void **state)
+{
+    (void)state;
+    struct fake_client fc;
+    char port[16], path[4200], errfile[4200], err[1024];
+    snprintf(port, sizeof port, "%u", fake_client_start(&fc, 1));
+    path_in_tmp(path, sizeof path, "badwelcome.tracy");
+    path_in_tmp(errfile, sizeof errfile, "badwelcome.err");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish_within(&cap, 30), 7);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "malformed welcome"));
+    fake_client_stop(&fc);
+}
+
+/* A FIFO (or a device) as output: its journal goes to the spool folder,
+ * never beside it as OUT.journal. */
+static void the_journal_of_a_fifo_output_goes_to_the_spool_folder(void **state)
+{
+    (void)state;
+    char fifo[4200], journal[4300], spool[4200];
+    path_in_tmp(fifo, sizeof fifo, "out.fifo");
+    snprintf(journal, sizeof journal, "%s.journal", fifo);
+    path_in_tmp(spool, sizeof spool, "fifo-spool");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(mkdir(spool, 0700), 0);
+    fflush(NULL);
+    pid_t reader = fork();
+    assert_true(reader >= 0);
+    if (reader == 0) {
+        int fd = open(fifo, O_RDONLY);
+        char buf[65536];
+        long total = 0;
+        ssize_t k;
+        while ((k = read(fd, buf, sizeof buf)) > 0)
+            total += k;
+        _exit(total > 0 ? 0 : 1);
+    }
+    struct proc r, cap;
+    uint64_t zone_begins;
+    {
+        char port[16], ev[32];
+        snprintf(ev, sizeof ev, "%d", 20000);
+        snprintf(port, sizeof port, "%u", start_replay3(&r, "--pause-after", ev, NULL));
+        const char *args[] = {
+            "-o", fifo, "-f", "-p", port, "--spool-dir", spool, "--connect-timeout", "20", NULL};
+        cap = start(capture_bin, args);
+        unsigned long long sent = 0, zb = 0;
+        char line[128] = "";
+        assert_non_null(fgets(line, sizeof line, r.out));
+        assert_int_equal(sscanf(line, "paused after %llu events, %llu zone begins", &sent, &zb), 2);
+        zone_begins = zb;
+    }
+    assert_true(zone_begins > 1000);
+    assert_int_equal(access(journal, F_OK), -1);
+    DIR *d = opendir(spool);
+    assert_non_null(d);
+    int journals = 0;
+    for (struct dirent *e; (e = readdir(d));)
+        journals += strstr(e->d_name, ".journal") != NULL;
+    closedir(d);
+    assert_int_equal(journals, 1);
+    kill(cap.pid, SIGINT);
+    assert_int_equal(finish_within(&cap, 60), 0);
+    int st;
+    assert_int_equal(waitpid(reader, &st, 0), reader);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(access(journal, F_OK), -1);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 5) {
@@ -585,6 +885,13 @@ int main(int argc, char **argv)
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(captures_the_boardtrace_demo),
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),
+        cmocka_unit_test(a_missing_spool_dir_exits_1_at_once),
+        cmocka_unit_test(an_earlier_journal_is_never_overwritten),
+        cmocka_unit_test(sigint_during_a_stalled_handshake_ends_the_capture),
+        cmocka_unit_test(the_time_limit_ends_a_stalled_handshake),
+        cmocka_unit_test(a_stalled_handshake_says_the_client_stopped_answering),
+        cmocka_unit_test(a_malformed_welcome_exits_7),
+        cmocka_unit_test(the_journal_of_a_fifo_output_goes_to_the_spool_folder),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (!getenv("BT_KEEP_TEST_FILES")) {

@@ -178,11 +178,15 @@ static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, 
     return ok;
 }
 
-/* Blocking-style exact I/O on the non-blocking socket, with a timeout. */
-static int io_exact(int fd, void *buf, size_t n, int writing, int timeout_ms)
+/* Exact I/O on the non-blocking socket during the handshake: gives up after
+ * HANDSHAKE_TIMEOUT_MS of silence (BTC_ERR_TIMEOUT), when the client closes
+ * (BTC_ERR_NET), or on a stop request or the -s limit (BTC_ERR_STOPPED), so a
+ * client that stalls cannot hold the capture past what the user asked. */
+static int io_exact(const struct btc_capture_opts *o, int fd, void *buf, size_t n, int writing,
+                    double stop_at)
 {
     uint8_t *p = buf;
-    double deadline = now_s() + timeout_ms / 1000.0;
+    double deadline = now_s() + HANDSHAKE_TIMEOUT_MS / 1000.0;
     while (n) {
         ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k > 0) {
@@ -194,27 +198,46 @@ static int io_exact(int fd, void *buf, size_t n, int writing, int timeout_ms)
             return BTC_ERR_NET;
         if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
             return BTC_ERR_NET;
-        int left = (int)((deadline - now_s()) * 1000);
-        if (left <= 0)
+        double now = now_s();
+        if (stop_requested(o) || (stop_at > 0 && now >= stop_at))
+            return BTC_ERR_STOPPED;
+        if (now >= deadline)
             return BTC_ERR_TIMEOUT;
         struct pollfd pf = {.fd = fd, .events = writing ? POLLOUT : POLLIN};
-        poll(&pf, 1, left);
+        poll(&pf, 1, POLL_MS);
     }
     return BTC_OK;
 }
 
+/* Why a handshake read or write failed, for c->err; the return value. */
+static int handshake_failed(struct btc_capture *c, int rc, const char *where)
+{
+    c->handshake = BT_HANDSHAKE_DROPPED;
+    if (rc == BTC_ERR_STOPPED)
+        snprintf(c->err, sizeof c->err, "stopped during the handshake, before any data");
+    else if (rc == BTC_ERR_TIMEOUT)
+        snprintf(c->err, sizeof c->err,
+                 "the client stopped answering during the handshake (%s; nothing for %d s)", where,
+                 HANDSHAKE_TIMEOUT_MS / 1000);
+    else
+        snprintf(c->err, sizeof c->err,
+                 "the client closed the connection during the handshake (%s)", where);
+    return rc == BTC_ERR_STOPPED ? BTC_ERR_STOPPED : BTC_ERR_HANDSHAKE;
+}
+
 static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
 {
+    double stop_at = o->stop_after_s > 0 ? now_s() + o->stop_after_s : 0;
     uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
     memcpy(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE);
     bt_wire_put_u32(hello + BT_WIRE_SHIBBOLETH_SIZE, BT_WIRE_PROTOCOL_VERSION);
     uint8_t status;
-    if (io_exact(c->fd, hello, sizeof hello, 1, HANDSHAKE_TIMEOUT_MS) < 0 ||
-        io_exact(c->fd, &status, 1, 0, HANDSHAKE_TIMEOUT_MS) < 0) {
-        c->handshake = BT_HANDSHAKE_DROPPED;
-        snprintf(c->err, sizeof c->err, "the client closed the connection during the handshake");
-        return BTC_ERR_HANDSHAKE;
-    }
+    int rc = io_exact(o, c->fd, hello, sizeof hello, 1, stop_at);
+    if (rc < 0)
+        return handshake_failed(c, rc, "sending the greeting");
+    rc = io_exact(o, c->fd, &status, 1, 0, stop_at);
+    if (rc < 0)
+        return handshake_failed(c, rc, "waiting for its status");
     c->handshake = status;
     if (status != BT_HANDSHAKE_WELCOME) {
         snprintf(
@@ -225,30 +248,26 @@ static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
         return BTC_ERR_HANDSHAKE;
     }
     uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
-    if (io_exact(c->fd, wbuf, BT_WELCOME_SIZE, 0, HANDSHAKE_TIMEOUT_MS) < 0) {
-        c->handshake = BT_HANDSHAKE_DROPPED;
-        snprintf(c->err, sizeof c->err, "the connection closed inside the welcome message");
-        return BTC_ERR_HANDSHAKE;
-    }
+    rc = io_exact(o, c->fd, wbuf, BT_WELCOME_SIZE, 0, stop_at);
+    if (rc < 0)
+        return handshake_failed(c, rc, "inside the welcome message");
     if (btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &c->welcome) < 0) {
         snprintf(c->err, sizeof c->err,
-                 "welcome message: timer multiplier is not a positive number");
-        return BTC_ERR_NET;
+                 "malformed welcome message: the timer multiplier is not a positive number");
+        return BTC_ERR_PROTOCOL;
     }
     if (c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) {
         uint8_t *od = wbuf + BT_WELCOME_SIZE;
-        if (io_exact(c->fd, od, BT_ON_DEMAND_SIZE, 0, HANDSHAKE_TIMEOUT_MS) < 0) {
-            c->handshake = BT_HANDSHAKE_DROPPED;
-            snprintf(c->err, sizeof c->err, "the connection closed inside the on-demand payload");
-            return BTC_ERR_HANDSHAKE;
-        }
+        rc = io_exact(o, c->fd, od, BT_ON_DEMAND_SIZE, 0, stop_at);
+        if (rc < 0)
+            return handshake_failed(c, rc, "inside the on-demand payload");
         c->welcome.on_demand_frames = bt_wire_get_u64(od);
         c->welcome.on_demand_time = (int64_t)bt_wire_get_u64(od + 8);
     }
     if (o->journal) {
         size_t wl = BT_WELCOME_SIZE +
                     ((c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) ? BT_ON_DEMAND_SIZE : 0);
-        int rc = btc_journal_open(&c->journal, o->journal, wbuf, wl, c->err, sizeof c->err);
+        rc = btc_journal_open(&c->journal, o->journal, wbuf, wl, c->err, sizeof c->err);
         if (rc < 0)
             return rc;
     }
@@ -327,13 +346,34 @@ static int tx_queries(struct btc_capture *c, struct txbuf *tx)
     }
 }
 
+/* Sends all of buf within timeout_ms, also after a stop request. */
+static void send_all(int fd, const uint8_t *buf, size_t n, int timeout_ms)
+{
+    double deadline = now_s() + timeout_ms / 1000.0;
+    while (n) {
+        ssize_t k = send(fd, buf, n, MSG_NOSIGNAL);
+        if (k > 0) {
+            buf += k;
+            n -= (size_t)k;
+            continue;
+        }
+        if (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+            return;
+        int left = (int)((deadline - now_s()) * 1000);
+        if (left <= 0)
+            return;
+        struct pollfd pf = {.fd = fd, .events = POLLOUT};
+        poll(&pf, 1, left);
+    }
+}
+
 static void send_terminate(struct btc_capture *c, struct txbuf *tx)
 {
     /* Queued queries go first, then the Terminate that bypasses the budget. */
     uint8_t q[BT_QUERY_SIZE] = {BT_QUERY_TERMINATE};
     if (tx->len)
-        io_exact(c->fd, tx->p, tx->len, 1, 1000);
-    io_exact(c->fd, q, sizeof q, 1, 1000);
+        send_all(c->fd, tx->p, tx->len, 1000);
+    send_all(c->fd, q, sizeof q, 1000);
     tx->len = 0;
 }
 
@@ -478,9 +518,18 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
         return rc;
     }
     rc = btc_model_init(&c->model, &c->welcome, o->spool_dir, c->err, sizeof c->err);
-    c->have_model = 1;
-    if (rc < 0)
+    if (rc < 0) {
+        /* Nothing was received yet: nothing to write, so stop here. */
+        btc_model_free(&c->model);
+        btc_decoder_free(&c->dec);
+        close(c->fd);
+        c->fd = -1;
+        btc_journal_close(&c->journal);
+        if (o->journal)
+            unlink(o->journal);
         return rc;
+    }
+    c->have_model = 1;
     int sndbuf = 0;
     socklen_t l = sizeof sndbuf;
     if (getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l) == 0 && sndbuf > 0) {

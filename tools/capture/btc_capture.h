@@ -61,8 +61,10 @@ struct btc_capture {
 
 /* Runs a capture. Returns BTC_OK when data was received (c->end says how it
  * ended; the model is ready to be written), or BTC_ERR_TIMEOUT,
- * BTC_ERR_HANDSHAKE (c->handshake), BTC_ERR_NET, BTC_ERR_STOPPED (before
- * connecting), BTC_ERR_NOMEM, BTC_ERR_IO with a message in c->err. */
+ * BTC_ERR_HANDSHAKE (c->handshake), BTC_ERR_NET, BTC_ERR_STOPPED (a stop
+ * request or -s before any data), BTC_ERR_PROTOCOL (a malformed welcome),
+ * BTC_ERR_NOMEM, BTC_ERR_IO with a message in c->err; on these nothing was
+ * received and c->have_model is 0. */
 int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o);
 void btc_capture_free(struct btc_capture *c);
 

@@ -30,7 +30,8 @@ int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *wel
                      size_t welcome_len, char *err, size_t errlen)
 {
     j->failed = 0;
-    j->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Exclusive: a journal already there is another session's. */
+    j->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (j->fd < 0) {
         snprintf(err, errlen, "cannot create the journal %s: %s", path, strerror(errno));
         return BTC_ERR_IO;

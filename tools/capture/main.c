@@ -72,29 +72,36 @@ static void usage(FILE *to)
             "                 0.14.0 (default) or 0.11.1 for older Tracy GUIs\n"
             "  --spool-dir DIR\n"
             "                 where the temporary spool files go (default: the output's\n"
-            "                 folder, so a board's RAM-backed /tmp is not used)\n"
+            "                 folder, so a board's RAM-backed /tmp is not used; the current\n"
+            "                 folder when the output is a FIFO or a device); it must exist\n"
             "  --no-journal   do not keep FILE.journal while capturing\n"
             "  --recover JOURNAL\n"
             "                 rebuild the trace from the journal a capture left behind when\n"
             "                 it was killed before writing FILE\n"
             "  -h, --help     this text;  --version  the version\n"
             "\n"
-            "SIGINT or SIGTERM stops the capture cleanly; the file is still written.\n"
-            "On a terminal a status line shows progress; otherwise one summary line is\n"
-            "printed at the end. While capturing, FILE.journal holds the frames received\n"
-            "(compressed, as sent); it is deleted once FILE is written.\n"
+            "SIGINT, SIGTERM or -s stop the capture cleanly (also during the handshake);\n"
+            "the file is still written. On a terminal a status line shows progress;\n"
+            "otherwise one summary line is printed at the end. While capturing,\n"
+            "FILE.journal holds the frames received (compressed, as sent; in the spool\n"
+            "folder for a FIFO or device output); it is deleted once FILE is written. A\n"
+            "journal an earlier capture left is never overwritten: the capture refuses\n"
+            "(exit 4), or with -f renames it to FILE.journal.N and says so.\n"
             "\n"
             "Exit status:\n"
             "  0  trace written (also when stopped by a signal, -s, -m, or a client that\n"
             "     went away: everything received is in the file)\n"
-            "  1  bad arguments (or --recover of a file that is no journal), or the client\n"
+            "  1  bad arguments (a --spool-dir that is no writable folder, --recover of a\n"
+            "     file that is no journal), or the client\n"
             "     uses an incompatible protocol version\n"
             "  2  the client already served another capture\n"
-            "  3  the client dropped the connection during the handshake\n"
-            "  4  output file exists (use -f)\n"
+            "  3  the client dropped the connection, or stopped answering, during the\n"
+            "     handshake\n"
+            "  4  output file exists, or an earlier capture's FILE.journal (use -f)\n"
             "  5  output file cannot be opened for writing\n"
             "  6  no client accepted the connection (--connect-timeout) or network error\n"
-            "  7  malformed data stopped the capture; what came before it was written\n"
+            "  7  malformed data (or a malformed welcome) stopped the capture; what came\n"
+            "     before it was written\n"
             "  8  the trace file could not be written\n",
             BT_VERSION_STRING);
 }
@@ -210,6 +217,34 @@ static bool output_writable(const char *output)
     close(fd);
     unlink(output);
     return true;
+}
+
+/* Renames path to the first free path.N (link + unlink: nothing that
+ * appears meanwhile is replaced); 0, or -1 with errno. */
+static int keep_aside(const char *path, char *aside, size_t size)
+{
+    for (int n = 1; n < 1000; n++) {
+        snprintf(aside, size, "%s.%d", path, n);
+        if (link(path, aside) == 0)
+            return unlink(path);
+        if (errno != EEXIST)
+            return -1;
+    }
+    errno = EEXIST;
+    return -1;
+}
+
+/* Why dir cannot take spool files, or NULL when it can. */
+static const char *folder_problem(const char *dir)
+{
+    struct stat st;
+    if (stat(dir, &st) != 0)
+        return strerror(errno);
+    if (!S_ISDIR(st.st_mode))
+        return "not a folder";
+    if (access(dir, W_OK | X_OK) != 0)
+        return strerror(errno);
+    return NULL;
 }
 
 static int write_trace(struct btc_model *m, const char *output, uint32_t version, uint64_t *bytes)
@@ -353,11 +388,22 @@ int main(int argc, char **argv)
         return EXIT_OUTPUT_UNWRITABLE;
     }
 
-    /* Spool beside the output unless told otherwise. */
+    /* Spool beside a regular output unless told otherwise; a FIFO or a
+     * device's folder (/dev) is no place for it: the current folder is. */
+    bool regular_output = stat(output, &st) != 0 || S_ISREG(st.st_mode);
     char dir[4096];
     if (!spool_dir) {
-        parent_dir(output, dir, sizeof dir);
+        if (regular_output)
+            parent_dir(output, dir, sizeof dir);
+        else
+            snprintf(dir, sizeof dir, ".");
         spool_dir = dir;
+    } else {
+        const char *why = folder_problem(spool_dir);
+        if (why) {
+            fprintf(stderr, "boardtrace-capture: --spool-dir %s: %s\n", spool_dir, why);
+            return EXIT_USAGE_OR_MISMATCH;
+        }
     }
 
     struct sigaction sa;
@@ -371,9 +417,32 @@ int main(int argc, char **argv)
         return recover_journal(recover, output, spool_dir, version);
 
     /* The journal lets a capture killed before it wrote the file be rebuilt
-     * (--recover); it is removed once the file is written. */
+     * (--recover); it is removed once the file is written. One left by an
+     * earlier capture may be the only copy of that session: never lose it. */
     char journal[4200];
-    snprintf(journal, sizeof journal, "%s.journal", output);
+    if (regular_output)
+        snprintf(journal, sizeof journal, "%s.journal", output);
+    else
+        snprintf(journal, sizeof journal, "%s/boardtrace-capture.%ld.journal", spool_dir,
+                 (long)getpid());
+    if (use_journal && lstat(journal, &st) == 0) {
+        if (!overwrite) {
+            fprintf(stderr,
+                    "boardtrace-capture: %s exists: a capture that did not finish left it, and "
+                    "it may be the only copy of that session. Rebuild its trace with "
+                    "--recover %s -o OTHER.tracy, move it away, or use -f to keep it aside "
+                    "and capture anew.\n",
+                    journal, journal);
+            return EXIT_OUTPUT_EXISTS;
+        }
+        char aside[4300];
+        if (keep_aside(journal, aside, sizeof aside) != 0) {
+            fprintf(stderr, "boardtrace-capture: cannot move the earlier journal %s aside: %s\n",
+                    journal, strerror(errno));
+            return EXIT_OUTPUT_UNWRITABLE;
+        }
+        fprintf(stderr, "boardtrace-capture: kept the earlier journal %s as %s\n", journal, aside);
+    }
 
     struct progress prog = {.tty = isatty(STDOUT_FILENO)};
     struct btc_capture_opts opts = {
@@ -408,6 +477,8 @@ int main(int argc, char **argv)
             return EXIT_OK;
         if (rc == BTC_ERR_IO)
             return EXIT_OUTPUT_UNWRITABLE;
+        if (rc == BTC_ERR_PROTOCOL)
+            return EXIT_STREAM_ERROR;
         return EXIT_NO_CLIENT;
     }
     if (cap.end == BTC_END_STREAM_ERROR || (cap.end == BTC_END_DISCONNECTED && cap.err[0]))
