@@ -73,6 +73,9 @@ static int unwind_mode_fp(void)
     if (use_frame_pointers < 0) {
         const char *v = getenv("BOARDTRACE_UNWIND");
         use_frame_pointers = v && strcmp(v, "fp") == 0;
+        if (v && *v && !use_frame_pointers && strcmp(v, "eh_frame") != 0)
+            fprintf(stderr,
+                    "boardtrace: BOARDTRACE_UNWIND=%s is not fp or eh_frame; using eh_frame\n", v);
     }
     return use_frame_pointers;
 }

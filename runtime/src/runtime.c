@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "env.h"
 #include "runtime.h"
 #include "timer.h"
 
@@ -26,18 +27,8 @@ static int worker_started;
  * rounded up to a power of two. */
 static size_t buffer_size(void)
 {
-    unsigned long kb = BUFFER_KB_DEFAULT;
-    const char *v = getenv("BOARDTRACE_BUFFER_KB");
-    if (v && *v) {
-        char *end;
-        unsigned long parsed = strtoul(v, &end, 10);
-        if (*end == 0 && parsed > 0)
-            kb = parsed;
-    }
-    if (kb < BUFFER_KB_MIN)
-        kb = BUFFER_KB_MIN;
-    if (kb > BUFFER_KB_MAX)
-        kb = BUFFER_KB_MAX;
+    unsigned long kb = bt_env_number("BOARDTRACE_BUFFER_KB", BUFFER_KB_MIN, BUFFER_KB_MAX,
+                                     BUFFER_KB_DEFAULT, "a size in KiB", "1024");
     size_t bytes = 1;
     while (bytes < kb * 1024u)
         bytes <<= 1;

@@ -15,6 +15,7 @@
 #include "boardtrace/wire.h"
 #include "callstack.h"
 #include "encoder.h"
+#include "env.h"
 #include "hostinfo.h"
 #include "net.h"
 #include "runtime.h"
@@ -704,9 +705,8 @@ void *bt_worker_main(void *arg)
     memset(&s, 0, sizeof(s));
     s.fd = -1;
     struct bt_listen_options o = {0, env_flag("TRACY_ONLY_LOCALHOST"), env_flag("TRACY_ONLY_IPV4")};
-    const char *port = getenv("TRACY_PORT");
-    if (port && *port)
-        o.port = (uint16_t)strtoul(port, NULL, 10);
+    o.port = (uint16_t)bt_env_number("TRACY_PORT", 1, 65535, 0, "a port",
+                                     "the default, 8086 or the next free port up to 8105");
     struct bt_listener l;
     int rc = bt_encoder_init(&s.enc, session_write, &s);
     if (rc == 0)

@@ -11,6 +11,7 @@
 #include <cmocka.h>
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <ifaddrs.h>
 #include <netinet/in.h>
@@ -852,6 +853,109 @@ static void the_broadcast_of_a_localhost_program_stays_on_loopback(void **state)
     assert_true(found);
 }
 
+/* The TCP port a process listens on, from /proc (0 when none): the socket
+ * inodes among its descriptors, looked up in /proc/net/tcp and tcp6. */
+static unsigned listening_port(pid_t pid)
+{
+    char dir[64], link[96], target[64];
+    unsigned long inodes[64];
+    int n = 0;
+    snprintf(dir, sizeof dir, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d)) && n < 64;) {
+        snprintf(link, sizeof link, "%s/%.16s", dir, e->d_name);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        if (k <= 0)
+            continue;
+        target[k] = 0;
+        if (sscanf(target, "socket:[%lu]", &inodes[n]) == 1)
+            n++;
+    }
+    closedir(d);
+    const char *tables[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+    for (int t = 0; t < 2; t++) {
+        FILE *f = fopen(tables[t], "r");
+        if (!f)
+            continue;
+        char line[512];
+        while (fgets(line, sizeof line, f)) {
+            char local[64];
+            unsigned st;
+            unsigned long inode;
+            if (sscanf(line, " %*u: %63s %*s %x %*s %*s %*s %*s %*s %lu", local, &st, &inode) !=
+                    3 ||
+                st != 0x0A)
+                continue;
+            for (int i = 0; i < n; i++) {
+                const char *colon = strrchr(local, ':');
+                if (inodes[i] == inode && colon) {
+                    fclose(f);
+                    return (unsigned)strtoul(colon + 1, NULL, 16);
+                }
+            }
+        }
+        fclose(f);
+    }
+    return 0;
+}
+
+/* A value a variable does not take is said on stderr, once, and the default
+ * is used, instead of a port or size read out of it some other way. */
+static void bad_environment_values_are_refused_with_a_message(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *env, *said;
+    } cases[] = {
+        {"TRACY_PORT=70000", "boardtrace: TRACY_PORT=70000 is not a port (1..65535)"},
+        {"TRACY_PORT=-1", "boardtrace: TRACY_PORT=-1 is not a port (1..65535)"},
+        {"TRACY_PORT=18931x", "boardtrace: TRACY_PORT=18931x is not a port (1..65535)"},
+        {"TRACY_PORT=abc", "boardtrace: TRACY_PORT=abc is not a port"},
+        {"TRACY_PORT=0", "boardtrace: TRACY_PORT=0 is not a port"},
+        {"TRACY_PORT=65536", "boardtrace: TRACY_PORT=65536 is not a port"},
+        {"BOARDTRACE_BUFFER_KB=-1", "boardtrace: BOARDTRACE_BUFFER_KB=-1 is not a size in KiB "
+                                    "(64..1048576); using 1024"},
+        {"BOARDTRACE_BUFFER_KB=12k", "boardtrace: BOARDTRACE_BUFFER_KB=12k is not a size in KiB"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char errpath[] = "/tmp/bt-session-env-XXXXXX";
+        int errfd = mkstemp(errpath);
+        assert_true(errfd >= 0);
+        close(errfd);
+        const char *args[] = {"linger", NULL};
+        const char *env[] = {cases[i].env, NULL};
+        child_stderr = errpath;
+        struct child c = spawn(traced_path, args, env);
+        child_stderr = NULL;
+        char line[64];
+        assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+        char text[1024] = "";
+        unsigned port = 0;
+        for (int tries = 0; tries < 100 && (!strstr(text, "\n") || port == 0); tries++) {
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+            FILE *f = fopen(errpath, "r");
+            assert_non_null(f);
+            size_t n = fread(text, 1, sizeof text - 1, f);
+            fclose(f);
+            text[n] = '\0';
+            port = listening_port(c.pid);
+        }
+        unlink(errpath);
+        if (!strstr(text, cases[i].said))
+            fprintf(stderr, "%s: the program said: %s\n", cases[i].env, text);
+        assert_non_null(strstr(text, cases[i].said));
+        assert_null(strchr(strchr(text, '\n') + 1, '\n')); /* one line */
+        /* Not a port read out of the bad value: the default range. */
+        assert_in_range(port, BT_WIRE_DEFAULT_PORT, BT_WIRE_DEFAULT_PORT + 19);
+        close(c.in);
+        c.in = -1;
+        assert_int_equal(wait_exit(&c, 30000), 0);
+    }
+}
+
 static void unwatched_events_beyond_the_bound_are_dropped_and_counted(void **state)
 {
     (void)state;
@@ -947,6 +1051,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(only_localhost_answers_on_both_loopbacks_and_nothing_else,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(a_busy_port_moves_the_program_to_the_next_one,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(bad_environment_values_are_refused_with_a_message,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(the_broadcast_of_a_localhost_program_stays_on_loopback,
                                   kill_leftover_child),
