@@ -78,7 +78,7 @@ static inline struct bt_thread *thread_current(void)
 }
 
 /* A full buffer: 1 = retry (the worker will drain it), 0 = drop the event. */
-static int buffer_full_wait(void)
+static int buffer_full_wait(uint32_t seen)
 {
     int state = atomic_load_explicit(&bt_rt.state, memory_order_acquire);
     int worker = atomic_load_explicit(&bt_rt.worker_alive, memory_order_acquire);
@@ -86,8 +86,7 @@ static int buffer_full_wait(void)
         atomic_fetch_add_explicit(&bt_rt.dropped, 1, memory_order_relaxed);
         return 0;
     }
-    struct timespec ts = {0, 20000};
-    nanosleep(&ts, NULL);
+    bt_space_wait(seen);
     return 1;
 }
 
@@ -104,10 +103,11 @@ static inline uint8_t *ring_reserve(struct bt_thread *t, size_t need, size_t kee
     size_t to_end = size - idx;
     size_t total = need <= to_end ? need : to_end + need;
     while (pos + total + keep - t->tail_cache > size) {
+        uint32_t seen = bt_space_seq();
         t->tail_cache = atomic_load_explicit(&t->tail, memory_order_acquire);
         if (pos + total + keep - t->tail_cache <= size)
             break;
-        if (!buffer_full_wait())
+        if (!buffer_full_wait(seen))
             return NULL;
         keep = 0;
     }
@@ -525,6 +525,7 @@ static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
     uint64_t pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed);
     for (;;) {
         uint64_t last = pos + count - 1;
+        uint32_t seen = bt_space_seq();
         uint64_t seq = atomic_load_explicit(&q->slots[last & q->mask].seq, memory_order_acquire);
         int64_t diff = (int64_t)(seq - last);
         if (diff == 0) {
@@ -532,7 +533,7 @@ static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
                                                       memory_order_relaxed, memory_order_relaxed))
                 break;
         } else if (diff < 0) {
-            if (!buffer_full_wait())
+            if (!buffer_full_wait(seen))
                 return NULL;
             pos = atomic_load_explicit(&q->enqueue_pos, memory_order_relaxed);
         } else {

@@ -3,10 +3,13 @@
  * hold the process until a capture has everything. Also the configuration
  * read from the environment and the serial queue's consumer side. */
 #define _GNU_SOURCE
+#include <linux/futex.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "env.h"
@@ -33,6 +36,26 @@ static size_t buffer_size(void)
     while (bytes < kb * 1024u)
         bytes <<= 1;
     return bytes;
+}
+
+/* A sleeper also wakes every SPACE_WAIT_MS, to see state changes (a capture
+ * that went away turns waiting into dropping) without being told. */
+#define SPACE_WAIT_MS 100
+
+void bt_space_wait(uint32_t seen)
+{
+    atomic_fetch_add_explicit(&bt_rt.space_waiters, 1, memory_order_seq_cst);
+    struct timespec ts = {0, SPACE_WAIT_MS * 1000000L};
+    /* Returns at once if the worker bumped the word since `seen`. */
+    syscall(SYS_futex, &bt_rt.space_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
+    atomic_fetch_sub_explicit(&bt_rt.space_waiters, 1, memory_order_relaxed);
+}
+
+void bt_space_signal(void)
+{
+    atomic_fetch_add_explicit(&bt_rt.space_seq, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&bt_rt.space_waiters, memory_order_seq_cst) > 0)
+        syscall(SYS_futex, &bt_rt.space_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
 }
 
 static int serial_init(struct bt_serial *q, size_t bytes)

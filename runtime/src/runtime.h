@@ -154,9 +154,25 @@ struct bt_runtime {
     uint32_t next_lock_id;
     struct bt_serial serial;
     pthread_t worker;
+    /* Emitting threads that found their buffer full sleep on space_seq
+     * (a futex word), which the worker bumps after freeing room. */
+    _Alignas(64) _Atomic uint32_t space_seq;
+    _Atomic int space_waiters;
 };
 
 extern struct bt_runtime bt_rt;
+
+/* The room-to-write hand-off between emitting threads and the worker. A
+ * producer reads bt_space_seq() before it looks at a tail; if there is no
+ * room it calls bt_space_wait() with that value, which returns once the
+ * worker has freed room since (or after a safety timeout). */
+static inline uint32_t bt_space_seq(void)
+{
+    return atomic_load_explicit(&bt_rt.space_seq, memory_order_acquire);
+}
+void bt_space_wait(uint32_t seen);
+/* Worker: room was freed; wakes the sleepers, if any (no syscall if none). */
+void bt_space_signal(void);
 
 /* Starts the runtime once (constructor, or the first event, whichever comes
  * first). Returns 0 when the runtime is usable. */

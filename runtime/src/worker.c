@@ -510,6 +510,8 @@ static size_t drain(struct session *s, int discard)
     for (size_t i = 0; i < n; i++)
         did += drain_thread(s, s->snapshot[i], discard);
     did += drain_serial(s, limit, discard);
+    if (did)
+        bt_space_signal();
     return did;
 }
 

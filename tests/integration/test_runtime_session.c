@@ -956,6 +956,56 @@ static void bad_environment_values_are_refused_with_a_message(void **state)
     }
 }
 
+/* CPU seconds (user + system) a process has used so far, from /proc. */
+static double cpu_seconds(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold spaces */
+    unsigned long utime = 0, stime = 0;
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2)
+        return -1;
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
+/* A capture that stops reading: the emitting thread, its buffer full,
+ * sleeps until the worker frees room instead of spinning, and once the
+ * capture reads again every zone arrives. */
+static void a_thread_blocked_on_a_stalled_capture_does_not_spin(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"many", "1", "3000000", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", "BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    /* Not reading: the socket's buffers and the ring fill within a second or two. */
+    struct timespec settle = {2, 0}, stall = {3, 0};
+    nanosleep(&settle, NULL);
+    double before = cpu_seconds(c.pid);
+    nanosleep(&stall, NULL);
+    double used = cpu_seconds(c.pid) - before;
+    assert_true(before >= 0);
+    fprintf(stderr, "stalled for 3 s: the program used %.3f CPU s\n", used);
+    if (emulator_count > 0)
+        fprintf(stderr, "(under an emulator: the CPU bound is not checked)\n");
+    else
+        assert_true(used < 0.15); /* 5%; spinning in 20 us sleeps used 18-45% */
+    assert_int_equal(bt_ts_run(&s, 120000), 0);
+    assert_int_equal(bt_ts_zones_named(&s, "many"), 3000000);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void unwatched_events_beyond_the_bound_are_dropped_and_counted(void **state)
 {
     (void)state;
@@ -1051,6 +1101,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(only_localhost_answers_on_both_loopbacks_and_nothing_else,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(a_busy_port_moves_the_program_to_the_next_one,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(a_thread_blocked_on_a_stalled_capture_does_not_spin,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(bad_environment_values_are_refused_with_a_message,
                                   kill_leftover_child),
