@@ -92,6 +92,12 @@ typedef int (*btc_zone_fn)(void *ctx, const struct btc_trace *t, const struct bt
 int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *ctx, char *err,
                    size_t errlen);
 
+/* What a read may hold in strings and tables (zones and messages stream
+ * through the callbacks): a file that needs more fails with a message
+ * saying so. 0 restores the default. */
+#define BTC_READ_MEMORY_DEFAULT (1024ull << 20)
+void btc_tracy_read_set_memory_limit(uint64_t bytes);
+
 /* Called for each message in time order (before any zone); source is
  * 0 user, 1 Tracy (always 0 in 0.11.1 files). */
 struct btc_read_message {

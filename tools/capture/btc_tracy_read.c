@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <zstd.h>
 
 #include "btc_format.h"
@@ -60,6 +61,41 @@ static void rd_fail(struct rd *r, const char *msg)
         snprintf(r->err, r->errlen, "payload offset %llu: %s", (unsigned long long)r->payload_off,
                  msg);
     r->failed = 1;
+}
+
+static uint64_t memory_limit = BTC_READ_MEMORY_DEFAULT;
+
+void btc_tracy_read_set_memory_limit(uint64_t bytes)
+{
+    memory_limit = bytes ? bytes : BTC_READ_MEMORY_DEFAULT;
+}
+
+static uint64_t vec_bytes(const struct btc_vec *v)
+{
+    return (uint64_t)v->cap * v->item;
+}
+
+/* Whether holding `more` bytes beside what t holds (its strings and tables;
+ * zones and messages stream through callbacks) passes the memory limit; if
+ * so the read fails saying so. A small file can expand to gigabytes. */
+static int over_limit(struct rd *r, const struct btc_trace *t, uint64_t more)
+{
+    uint64_t held = t->strings.bytes_cap + vec_bytes(&t->strings.offs) +
+                    vec_bytes(&t->strings.lens) + (uint64_t)t->strings.index.cap * 17 +
+                    vec_bytes(&t->string_keys) + (uint64_t)t->key_string.cap * 17 +
+                    vec_bytes(&t->statics) + vec_bytes(&t->payloads) + vec_bytes(&t->framesets) +
+                    vec_bytes(&t->threads) + vec_bytes(&t->pools) + vec_bytes(&t->plots) +
+                    vec_bytes(&t->app_info);
+    if (held + more <= memory_limit)
+        return 0;
+    char msg[160];
+    int mib = memory_limit % (1u << 20) == 0;
+    snprintf(msg, sizeof msg,
+             "holding this file's strings and tables needs more than the reader's memory limit "
+             "of %llu %s",
+             (unsigned long long)(memory_limit >> (mib ? 20 : 10)), mib ? "MiB" : "KiB");
+    rd_fail(r, msg);
+    return 1;
 }
 
 /* Loads the next block of the payload; returns 0 at a clean end. */
@@ -366,7 +402,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     skip(r, 28); /* crash event */
 
     n = g64(r); /* frame sets */
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
         struct btc_read_frameset *fs = btc_vec_push(&t->framesets);
         if (!fs)
             return BTC_ERR_NOMEM;
@@ -400,6 +436,8 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             rd_fail(r, "string longer than 64 MiB");
             break;
         }
+        if (over_limit(r, t, 2 * len))
+            break;
         char *nb = realloc(buf, len ? (size_t)len : 1);
         if (!nb) {
             rc = BTC_ERR_NOMEM;
@@ -470,7 +508,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     struct btc_map by_key;
     btc_map_init(&by_key);
     n = g64(r);
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, vec_bytes(&unordered)); i++) {
         uint64_t key = g64(r);
         struct btc_read_srcloc *s = btc_vec_push(&unordered);
         if (!s || btc_map_put(&by_key, key, i) < 0) {
@@ -480,7 +518,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         read_srcloc(r, t, s);
     }
     n = rc < 0 ? 0 : g64(r);
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, vec_bytes(&unordered)); i++) {
         uint64_t key = g64(r);
         if (i == 0)
             continue; /* entry 0 is reserved */
@@ -498,7 +536,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     btc_vec_free(&unordered);
     btc_map_free(&by_key);
     n = rc < 0 ? 0 : g64(r); /* payload source locations */
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
         struct btc_read_srcloc *s = btc_vec_push(&t->payloads);
         if (!s) {
             rc = BTC_ERR_NOMEM;
@@ -566,7 +604,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     g64(r); /* total zones */
     g64(r); /* child lists */
     n = g64(r);
-    for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && rc >= 0 && !over_limit(r, t, 0); i++) {
         struct btc_read_thread *th = btc_vec_push(&t->threads);
         if (!th) {
             rc = BTC_ERR_NOMEM;
@@ -613,7 +651,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     }
 
     n = g64(r); /* plots */
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
         struct btc_read_plot *p = btc_vec_push(&t->plots);
         if (!p)
             return BTC_ERR_NOMEM;
@@ -630,7 +668,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
 
     n = g64(r); /* memory pools */
     g64(r);
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
         struct btc_read_pool *p = btc_vec_push(&t->pools);
         if (!p)
             return BTC_ERR_NOMEM;
@@ -665,7 +703,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         skip(r, 3 + (uint64_t)sub * 18);
     }
     n = g64(r); /* app info */
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
         uint64_t v = g64(r);
         uint8_t flags = g8(r);
         uint32_t *slot = btc_vec_push(&t->app_info);
@@ -859,6 +897,12 @@ int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn f
     r.f = fopen(path, "rb");
     if (!r.f) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return BTC_ERR_IO;
+    }
+    struct stat st;
+    if (fstat(fileno(r.f), &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "%s is a folder, not a .tracy file", path);
+        fclose(r.f);
         return BTC_ERR_IO;
     }
     int rc = read_container(&r, t, fn, ctx);

@@ -1,12 +1,18 @@
 /* boardtrace-report: host reports over a .tracy file written by
  * boardtrace-capture (or upstream): zone statistics as a table or CSV, and
  * Chrome trace-event JSON for the Perfetto UI. */
+#define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <boardtrace/config.h>
 
+#include "btc_tracy.h"
 #include "btr_report.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3 };
@@ -16,19 +22,71 @@ static void usage(FILE *to)
     fprintf(to,
             "boardtrace-report %s: reports over a .tracy trace file\n"
             "\n"
-            "Usage: boardtrace-report stats [--csv] [--sep S] TRACE.tracy\n"
-            "       boardtrace-report chrome [-o OUT.json] TRACE.tracy\n"
+            "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
+            "       boardtrace-report chrome [-o OUT.json] [--max-memory SIZE] TRACE.tracy\n"
             "\n"
             "  stats    zone statistics per source location: name, file, line, count, total,\n"
             "           mean, min and max ns; an aligned table, or with --csv the columns\n"
             "           of tracy-csvexport (name,src_file,src_line,total_ns,total_perc,\n"
             "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time.\n"
             "  chrome   Chrome trace-event JSON (open it in https://ui.perfetto.dev);\n"
-            "           to stdout unless -o is given\n"
+            "           to stdout unless -o is given. OUT.json is written beside itself\n"
+            "           and renamed once complete: a failed export leaves an existing OUT\n"
+            "           as it was; an OUT that is the trace itself is refused\n"
+            "\n"
+            "  --max-memory SIZE  what the report may hold of the trace's strings and\n"
+            "           tables (zones stream through), e.g. 512M, 2G (default 1G); a\n"
+            "           file that needs more is refused with a message saying so\n"
             "\n"
             "Exit status: 0 success, 1 bad arguments, 2 the trace cannot be read,\n"
             "3 the output cannot be written.\n",
             BT_VERSION_STRING);
+}
+
+/* --max-memory's value: a whole number of bytes with an optional K, M or G
+ * (powers of 1024); 0 when it is none. */
+static uint64_t parse_size(const char *v)
+{
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno || end == v || v[0] == '-')
+        return 0;
+    unsigned shift = 0;
+    if (*end == 'K' || *end == 'k')
+        shift = 10;
+    else if (*end == 'M' || *end == 'm')
+        shift = 20;
+    else if (*end == 'G' || *end == 'g')
+        shift = 30;
+    if (shift)
+        end++;
+    if (*end || n > (UINT64_MAX >> shift))
+        return 0;
+    return (uint64_t)n << shift;
+}
+
+/* Takes a --max-memory option at argv[*i]; 1 taken, 0 not it, -1 bad. */
+static int memory_option(int argc, char **argv, int *i, const char *cmd)
+{
+    if (strcmp(argv[*i], "--max-memory") != 0)
+        return 0;
+    uint64_t bytes = *i + 1 < argc ? parse_size(argv[*i + 1]) : 0;
+    if (!bytes) {
+        fprintf(stderr, "boardtrace-report %s: --max-memory takes a size such as 512M or 2G\n",
+                cmd);
+        return -1;
+    }
+    btc_tracy_read_set_memory_limit(bytes);
+    (*i)++;
+    return 1;
+}
+
+/* The reader's message, with the way out when the limit was the cause. */
+static void read_failed(const char *path, const char *err)
+{
+    fprintf(stderr, "boardtrace-report: %s: %s%s\n", path, err,
+            strstr(err, "memory limit") ? "; raise it with --max-memory" : "");
 }
 
 static int cmd_stats(int argc, char **argv)
@@ -36,6 +94,11 @@ static int cmd_stats(int argc, char **argv)
     int csv = 0;
     const char *sep = ",", *path = NULL;
     for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, "stats");
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
         if (!strcmp(argv[i], "--csv")) {
             csv = 1;
         } else if (!strcmp(argv[i], "--sep") && i + 1 < argc) {
@@ -54,7 +117,7 @@ static int cmd_stats(int argc, char **argv)
     struct btr_stats s;
     char err[512] = "";
     if (btr_stats_compute(&s, path, err, sizeof err) < 0) {
-        fprintf(stderr, "boardtrace-report: %s: %s\n", path, err);
+        read_failed(path, err);
         btr_stats_free(&s);
         return EXIT_READ;
     }
@@ -70,10 +133,57 @@ static int cmd_stats(int argc, char **argv)
     return EXIT_OK;
 }
 
+/* Whether out names the same file as in (through a link, another path). */
+static int same_file(const char *in, const char *out)
+{
+    struct stat a, b;
+    return stat(in, &a) == 0 && stat(out, &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Where the export goes: a private temporary file beside out_path, renamed
+ * over it once complete, so a failed export never truncates an existing
+ * file; a FIFO or device is written in place. tmp[0] is 0 for in place. */
+static FILE *open_output(const char *out_path, char *tmp, size_t size)
+{
+    tmp[0] = 0;
+    struct stat st;
+    if (stat(out_path, &st) == 0 && !S_ISREG(st.st_mode))
+        return fopen(out_path, "w");
+    const char *slash = strrchr(out_path, '/');
+    int dirlen = slash ? (int)(slash - out_path + 1) : 0;
+    if ((size_t)snprintf(tmp, size, "%.*s.%s.XXXXXX", dirlen, out_path,
+                         slash ? slash + 1 : out_path) >= size) {
+        tmp[0] = 0;
+        errno = ENAMETOOLONG;
+        return NULL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        tmp[0] = 0;
+        return NULL;
+    }
+    /* As an ordinary new file would be (mkstemp makes it 0600). */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    FILE *f = fdopen(fd, "w");
+    if (!f) {
+        close(fd);
+        unlink(tmp);
+        tmp[0] = 0;
+    }
+    return f;
+}
+
 static int cmd_chrome(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL;
     for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, "chrome");
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out_path = argv[++i];
         } else if (argv[i][0] == '-' || path) {
@@ -87,8 +197,15 @@ static int cmd_chrome(int argc, char **argv)
         fprintf(stderr, "boardtrace-report chrome: a trace file is required\n");
         return EXIT_USAGE;
     }
+    if (out_path && same_file(path, out_path)) {
+        fprintf(stderr,
+                "boardtrace-report chrome: -o %s is the trace %s itself; name another file\n",
+                out_path, path);
+        return EXIT_USAGE;
+    }
     FILE *out = stdout;
-    if (out_path && !(out = fopen(out_path, "w"))) {
+    char tmp[4200] = "";
+    if (out_path && !(out = open_output(out_path, tmp, sizeof tmp))) {
         fprintf(stderr, "boardtrace-report: cannot open %s for writing: %s\n", out_path,
                 strerror(errno));
         return EXIT_WRITE;
@@ -96,13 +213,27 @@ static int cmd_chrome(int argc, char **argv)
     char err[512] = "";
     uint64_t zones = 0;
     int rc = btr_chrome_export(path, out, &zones, err, sizeof err);
-    int werr = ferror(out) || (out != stdout ? fclose(out) : fflush(out)) != 0;
-    if (rc < 0) {
-        fprintf(stderr, "boardtrace-report: %s: %s\n", path, err);
-        return EXIT_READ;
+    int werr = ferror(out) != 0 || fflush(out) != 0;
+    if (out != stdout) {
+        if (!werr && tmp[0] && fsync(fileno(out)) != 0)
+            werr = 1;
+        if (fclose(out) != 0)
+            werr = 1;
     }
-    if (werr) {
+    if (rc < 0 || werr) {
+        if (tmp[0])
+            unlink(tmp);
+        if (rc < 0) {
+            read_failed(path, err);
+            return EXIT_READ;
+        }
         fprintf(stderr, "boardtrace-report: cannot write %s\n", out_path ? out_path : "stdout");
+        return EXIT_WRITE;
+    }
+    if (tmp[0] && rename(tmp, out_path) != 0) {
+        fprintf(stderr, "boardtrace-report: cannot move %s to %s: %s\n", tmp, out_path,
+                strerror(errno));
+        unlink(tmp);
         return EXIT_WRITE;
     }
     if (out_path)

@@ -1,0 +1,198 @@
+/* boardtrace-report as a program: an output that is the input is refused,
+ * a failed export leaves an existing output as it was, a folder is named as
+ * such, and the memory limit refuses a file that needs more, saying so. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+extern char **environ;
+
+static const char *data_dir, *report_bin;
+static char tmpdir[] = "/tmp/bt-report-XXXXXX";
+
+/* Runs the report with args; its stderr (first 4 KiB) in err. */
+static int run_report(const char *const *args, char *err, size_t errlen)
+{
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)report_bin;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    char errfile[4200];
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errfile, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    err[0] = 0;
+    FILE *f = fopen(errfile, "r");
+    if (f) {
+        size_t k = fread(err, 1, errlen - 1, f);
+        err[k] = 0;
+        fclose(f);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* A copy of the recorded session's trace at name in the test's folder. */
+static void copy_session(const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", tmpdir, name);
+    char src[4096];
+    snprintf(src, sizeof src, "%s/session.tracy", data_dir);
+    FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, k, out), k);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+static int same_content(const char *a, const char *b)
+{
+    FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+    int same = fa && fb;
+    while (same) {
+        int ca = fgetc(fa), cb = fgetc(fb);
+        if (ca != cb)
+            same = 0;
+        if (ca == EOF || cb == EOF)
+            break;
+    }
+    if (fa)
+        fclose(fa);
+    if (fb)
+        fclose(fb);
+    return same;
+}
+
+static void an_output_that_is_the_input_is_refused(void **state)
+{
+    (void)state;
+    char trace[4200], link[4200], dotted[4200], err[4096], src[4096];
+    copy_session("in.tracy", trace, sizeof trace);
+    snprintf(src, sizeof src, "%s/session.tracy", data_dir);
+    snprintf(link, sizeof link, "%s/link.json", tmpdir);
+    snprintf(dotted, sizeof dotted, "%s/./in.tracy", tmpdir);
+    assert_int_equal(symlink(trace, link), 0);
+    const char *outs[] = {trace, link, dotted};
+    for (int i = 0; i < 3; i++) {
+        const char *args[] = {"chrome", "-o", outs[i], trace, NULL};
+        assert_int_equal(run_report(args, err, sizeof err), 1);
+        assert_non_null(strstr(err, "is the trace"));
+        assert_true(same_content(trace, src));
+    }
+    unlink(link);
+}
+
+static void a_failed_export_leaves_an_existing_output_as_it_was(void **state)
+{
+    (void)state;
+    char trace[4200], cut[4200], out[4200], err[4096];
+    copy_session("whole.tracy", trace, sizeof trace);
+    snprintf(cut, sizeof cut, "%s/cut.tracy", tmpdir);
+    snprintf(out, sizeof out, "%s/out.json", tmpdir);
+    FILE *f = fopen(cut, "wb");
+    FILE *in = fopen(trace, "rb");
+    char buf[3000];
+    size_t k = fread(buf, 1, sizeof buf, in);
+    fclose(in);
+    fwrite(buf, 1, k, f);
+    fclose(f);
+    f = fopen(out, "w");
+    fputs("an earlier export", f);
+    fclose(f);
+    const char *args[] = {"chrome", "-o", out, cut, NULL};
+    assert_int_equal(run_report(args, err, sizeof err), 2);
+    char got[64] = "";
+    f = fopen(out, "r");
+    assert_non_null(fgets(got, sizeof got, f));
+    fclose(f);
+    assert_string_equal(got, "an earlier export");
+    const char *ok[] = {"chrome", "-o", out, trace, NULL};
+    assert_int_equal(run_report(ok, err, sizeof err), 0);
+    assert_non_null(strstr(err, "8300 zones"));
+    f = fopen(out, "r");
+    assert_non_null(fgets(got, sizeof got, f));
+    fclose(f);
+    assert_memory_equal(got, "{\"displayTimeUnit\"", 18);
+}
+
+static void a_folder_is_said_to_be_a_folder(void **state)
+{
+    (void)state;
+    char err[4096];
+    const char *args[] = {"stats", tmpdir, NULL};
+    assert_int_equal(run_report(args, err, sizeof err), 2);
+    assert_non_null(strstr(err, "is a folder, not a .tracy file"));
+}
+
+/* The limit on what a report holds: a file whose strings and tables need
+ * more is refused with a message naming the limit and the option. */
+static void a_file_needing_more_than_the_memory_limit_is_refused(void **state)
+{
+    (void)state;
+    char trace[4200], err[4096];
+    copy_session("limited.tracy", trace, sizeof trace);
+    const char *tight[] = {"stats", "--max-memory", "16K", trace, NULL};
+    assert_int_equal(run_report(tight, err, sizeof err), 2);
+    assert_non_null(strstr(err, "memory limit of 16 KiB"));
+    assert_non_null(strstr(err, "--max-memory"));
+    const char *roomy[] = {"stats", "--max-memory", "64M", trace, NULL};
+    assert_int_equal(run_report(roomy, err, sizeof err), 0);
+    const char *bad[] = {"stats", "--max-memory", "lots", trace, NULL};
+    assert_int_equal(run_report(bad, err, sizeof err), 1);
+}
+
+static int remove_tmpdir(void **state)
+{
+    (void)state;
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 3) {
+        fprintf(stderr, "usage: %s DATA_DIR REPORT\n", argv[0]);
+        return 2;
+    }
+    data_dir = argv[1];
+    report_bin = argv[2];
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(an_output_that_is_the_input_is_refused),
+        cmocka_unit_test(a_failed_export_leaves_an_existing_output_as_it_was),
+        cmocka_unit_test(a_folder_is_said_to_be_a_folder),
+        cmocka_unit_test(a_file_needing_more_than_the_memory_limit_is_refused),
+    };
+    return cmocka_run_group_tests(tests, NULL, remove_tmpdir);
+}
