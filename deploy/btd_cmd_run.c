@@ -196,7 +196,8 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
            r->trace_size);
     printf("  record    %s\n", r->record_path);
     if (s->program_exited)
-        printf("  program   exit status %d\n", s->program_exit);
+        printf("  program   %sexit status %d%s\n", s->program_stopped ? "stopped as asked (" : "",
+               s->program_exit, s->program_stopped ? ")" : "");
     printf("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
            btd_now() - d->t_start, d->t_preflight - d->t_start, d->t_upload - d->t_preflight,
            d->t_run - d->t_upload, d->t_pull - d->t_run);
@@ -224,6 +225,35 @@ static void fetch_hint(const struct btd_options *o, const char *dir, const char 
              "with:\n  %s",
              dir, btd_buf_str(&b));
     btd_buf_free(&b);
+}
+
+/* Whether two paths name one file (through links, ./ or another name). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    return b && stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/* The trace is written as OUTPUT.part and the record as OUTPUT.json: both
+ * names must fit the folder's limit, checked before a whole run is spent. */
+static bool output_names_fit(const char *output)
+{
+    char *copy = btd_xstrdup(output);
+    const char *base = basename(copy);
+    char *dcopy = btd_xstrdup(output);
+    long max = pathconf(dirname(dcopy), _PC_NAME_MAX);
+    if (max <= 0)
+        max = 255;
+    size_t longest = strlen(base) + strlen(".part");
+    bool fits = longest <= (size_t)max && strlen(output) + strlen(".part") < 4096;
+    if (!fits)
+        btd_error("-o %s: the name is too long: the trace is written as NAME.part and the "
+                  "record as NAME.json, which must fit %ld bytes",
+                  output, max);
+    free(copy);
+    free(dcopy);
+    return fits;
 }
 
 static char *default_output(const char *program)
@@ -259,6 +289,16 @@ int btd_cmd_run(const struct btd_options *o)
     struct stat st;
     if (stat(r.output, &st) == 0 && S_ISDIR(st.st_mode)) {
         btd_error("-o %s: expected a file name for the trace, found a folder", r.output);
+        free(owned_output);
+        return BTD_EXIT_USAGE;
+    }
+    if (same_file(r.output, o->program) || same_file(r.output, o->capture)) {
+        btd_error("-o %s is the %s itself: the trace would replace it; name another file", r.output,
+                  same_file(r.output, o->program) ? "program" : "capture");
+        free(owned_output);
+        return BTD_EXIT_USAGE;
+    }
+    if (!output_names_fit(r.output)) {
         free(owned_output);
         return BTD_EXIT_USAGE;
     }
@@ -316,12 +356,14 @@ int btd_cmd_run(const struct btd_options *o)
             d.t_pull = btd_now();
             if (pull == BTD_EXIT_OK) {
                 r.pulled = true;
+                /* A program that ends because we stopped it (Ctrl-C, -s) has
+                 * not failed, whatever its signal status says. */
                 if (s.capture_exited && s.capture_exit != 0) {
                     btd_warn("the capture exited with status %d; its trace was kept",
                              s.capture_exit);
                     status = BTD_EXIT_CAPTURE;
                 } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&
-                           !btd_interrupted) {
+                           !btd_interrupted && !s.program_stopped) {
                     status = BTD_EXIT_PROGRAM;
                 }
             } else {

@@ -180,6 +180,7 @@ static void report(struct btd_session *s, const char *ev)
     } else if (IS("program-exit")) {
         s->program_exited = true;
         s->program_exit = atoi(arg);
+        s->program_stopped = strstr(arg, " stopped") != NULL;
         btd_debug("program exited with status %d", s->program_exit);
     } else if (IS("capture-exit")) {
         if (strcmp(arg, "none") != 0) {
@@ -195,7 +196,10 @@ static void report(struct btd_session *s, const char *ev)
     } else if (IS("trace")) {
         s->trace_size = atoll(arg);
     } else if (IS("stopping")) {
-        btd_note("stopping the program on the board (Ctrl-C again to abandon it)");
+        if (strcmp(arg, "seconds") == 0)
+            btd_note("the capture's time is up (-s): stopping the program on the board");
+        else
+            btd_note("stopping the program on the board (Ctrl-C again to abandon it)");
     }
 #undef IS
 }

@@ -20,6 +20,7 @@ struct btd_session {
     char corrupt_what[200]; /* "NAME DIGEST-FOUND" */
     bool capture_started, capture_failed, ready, not_ready, stop_sent;
     bool program_exited, capture_exited, capture_timeout, program_timeout;
+    bool program_stopped; /* it exited after we asked it to stop (Ctrl-C, -s) */
     int program_exit, capture_exit, capture_start_status;
     long long trace_size; /* -1: no trace reported */
     double last_data;

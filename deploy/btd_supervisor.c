@@ -149,11 +149,17 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "[ -n \"$cp\" ] || ce=none\n"
         "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"
-        "  if [ -z \"$pe\" ] && ! alive $pp; then wait $pp; pe=$?; say program-exit $pe; fi\n"
+        "  if [ -z \"$pe\" ] && ! alive $pp; then wait $pp; pe=$?;"
+        " if [ $stopping = 1 ]; then say program-exit $pe stopped; else say program-exit $pe; fi;"
+        " fi\n"
         "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
         "  [ -n \"$pe\" ] && [ -n \"$ce\" ] && break\n"
         "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
         " [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null; fi\n"
+        /* -s N: the capture's end is the run's end; the program is stopped
+         * as asked, not left to the grace period. */
+        "  if [ $stopping = 0 ] && [ -n \"${CAPSECS-}\" ] && [ -n \"$ce\" ] && [ -z \"$pe\" ];"
+        " then stopping=1; say stopping seconds; kill -TERM $pp 2>/dev/null; fi\n"
         "  if [ -z \"$pe\" ]; then\n"
         "    if [ $stopping = 1 ] || { [ -n \"$cp\" ] && [ -n \"$ce\" ]; }; then gp=$((gp+1)); fi\n"
         "    [ $gp = %d ] && { say program-timeout; kill -TERM $pp 2>/dev/null; }\n"

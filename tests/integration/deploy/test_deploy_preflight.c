@@ -246,7 +246,7 @@ static void an_unwritable_remote_folder_gives_a_clear_error(void **state)
     bool mounted = mount("tmpfs", dir, "tmpfs", MS_RDONLY, "size=1m") == 0;
     if (!mounted)
         assert_int_equal(chmod(dir, 0500), 0);
-    snprintf(target, sizeof target, "%s/sub", dir);
+    snprintf(target, sizeof target, "%s", dir);
     const char *rest[] = {"--remote-dir", target, "--capture", capture, program, NULL};
     struct result r = boardtrace_with("run", NULL, rest);
     if (mounted)
@@ -254,6 +254,24 @@ static void an_unwritable_remote_folder_gives_a_clear_error(void **state)
     assert_status(&r, 7);
     assert_non_null(strstr(r.err, target));
     assert_non_null(strstr(r.err, mounted ? "Read-only file system" : "Permission denied"));
+    result_free(&r);
+}
+
+/* --remote-dir names a folder that must be there: a missing one is a
+ * preflight error, and boardtrace creates nothing outside its own folder. */
+static void a_missing_remote_folder_is_refused_and_not_created(void **state)
+{
+    (void)state;
+    char missing[640];
+    snprintf(missing, sizeof missing, "%s/no-such/folder", work);
+    const char *rest[] = {"--remote-dir", missing, "--capture", capture, program, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    assert_status(&r, 7);
+    assert_non_null(strstr(r.err, "there is no folder"));
+    assert_non_null(strstr(r.err, missing));
+    struct stat st;
+    snprintf(missing, sizeof missing, "%s/no-such", work);
+    assert_int_equal(stat(missing, &st), -1);
     result_free(&r);
 }
 
@@ -329,6 +347,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(an_x86_64_program_is_refused_before_upload_naming_both),
         cmocka_unit_test(arguments_and_environment_arrive_literally),
         cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
+        cmocka_unit_test(a_missing_remote_folder_is_refused_and_not_created),
         cmocka_unit_test(a_full_remote_folder_gives_a_clear_error),
         cmocka_unit_test(check_reports_the_board),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),

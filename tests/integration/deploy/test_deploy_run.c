@@ -154,6 +154,36 @@ static void run_finds_the_default_capture_for_the_boards_architecture(void **sta
     result_free(&r);
 }
 
+/* -s N: the capture stops after N seconds and so does the program, at once
+ * and as asked: the run succeeds with the trace, and its summary says the
+ * program was stopped. */
+static void seconds_stop_the_program_and_the_run_succeeds(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/seconds.tracy", work);
+    const char *argv[24] = {boardtrace, "run"};
+    int n = 2;
+    board_args(&board, argv + n);
+    n += 6;
+    const char *rest[] = {"--capture",          capture, "-o", out, "-s", "2", "--env",
+                          "BT_TEST_LINGER=120", program, NULL};
+    for (int i = 0; rest[i]; i++)
+        argv[n++] = rest[i];
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 0);
+    /* Stopped when the capture ended, not after the 10 s grace a program
+     * gets that outlives a capture which ended by itself. */
+    assert_non_null(strstr(r.err, "the capture's time is up (-s)"));
+    assert_null(strstr(r.err, "did not exit after tracing ended"));
+    assert_non_null(strstr(r.out, "program   stopped as asked"));
+    assert_null(strstr(r.out, "fake-program: exiting"));
+    assert_int_equal(file_size(out), 9902);
+    result_free(&r);
+}
+
 /* Ctrl-C once: the board stops the program, and what was captured is still
  * pulled and verified. */
 static void ctrl_c_stops_the_program_and_keeps_the_trace(void **state)
@@ -233,12 +263,67 @@ static void run_refuses_an_unreadable_program_before_connecting(void **state)
     (void)state;
     char out[600];
     snprintf(out, sizeof out, "%s/none.tracy", work);
-    const char *argv[] = {boardtrace, "run", "--host", "nobody@192.0.2.1:9", "--capture",
+    const char *argv[] = {boardtrace, "run", "--host", "nobody@127.0.0.1:9", "--capture",
                           capture,    "-o",  out,      "/nonexistent/prog",  NULL};
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
     assert_status(&r, 3);
     assert_non_null(strstr(r.err, "/nonexistent/prog"));
+    result_free(&r);
+}
+
+/* An output that is an input would replace it with the trace: refused
+ * before connecting, however it is named. */
+static void run_refuses_an_output_that_is_the_program(void **state)
+{
+    (void)state;
+    char copy[600], link[600], dotted[620];
+    snprintf(copy, sizeof copy, "%s/prog-copy", work);
+    snprintf(link, sizeof link, "%s/prog-link", work);
+    snprintf(dotted, sizeof dotted, "%s/./prog-copy", work);
+    size_t len = 0;
+    char *bytes = read_file(program, &len);
+    assert_non_null(bytes);
+    assert_int_equal(write_file(copy, bytes, len), 0);
+    assert_int_equal(chmod(copy, 0755), 0);
+    assert_int_equal(symlink(copy, link), 0);
+    const char *outs[] = {copy, link, dotted};
+    for (int i = 0; i < 3; i++) {
+        const char *argv[] = {boardtrace,  "run",   "--host", "nobody@127.0.0.1:9",
+                              "--capture", capture, "-o",     outs[i],
+                              copy,        NULL};
+        struct result r;
+        assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
+        assert_status(&r, 2);
+        assert_non_null(strstr(r.err, "is the program itself"));
+        result_free(&r);
+        size_t now = 0;
+        char *still = read_file(copy, &now);
+        assert_int_equal(now, len);
+        assert_memory_equal(still, bytes, len);
+        free(still);
+    }
+    free(bytes);
+}
+
+/* NAME.part and NAME.json must fit the folder's name limit: a name that
+ * cannot is refused at once, not after the whole run. */
+static void run_refuses_an_output_name_too_long_for_its_part_file(void **state)
+{
+    (void)state;
+    char out[900];
+    int n = snprintf(out, sizeof out, "%s/", work);
+    memset(out + n, 'a', 252);
+    out[n + 252] = 0;
+    const char *argv[] = {boardtrace,  "run",   "--host", "nobody@127.0.0.1:9",
+                          "--capture", capture, "-o",     out,
+                          program,     NULL};
+    time_t start = time(NULL);
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
+    assert_status(&r, 2);
+    assert_non_null(strstr(r.err, "the name is too long"));
+    assert_true(time(NULL) - start < 10);
     result_free(&r);
 }
 
@@ -261,8 +346,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
         cmocka_unit_test(run_finds_the_default_capture_for_the_boards_architecture),
         cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
+        cmocka_unit_test(seconds_stop_the_program_and_the_run_succeeds),
         cmocka_unit_test(run_removes_its_folder_unless_kept),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
+        cmocka_unit_test(run_refuses_an_output_that_is_the_program),
+        cmocka_unit_test(run_refuses_an_output_name_too_long_for_its_part_file),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }
