@@ -19,12 +19,14 @@ static const char *data_dir;
 static uint8_t *rec; /* client-to-server.bin of the recorded session */
 static size_t rec_len;
 
-/* Writes a journal of the recording's welcome and its first nframes frames;
- * returns the journal's size. */
+/* Writes a journal of the recording's welcome and its first nframes frames,
+ * in place of any file at path (a journal is only ever created, never
+ * overwritten); returns the journal's size. */
 static long write_journal(const char *path, int nframes)
 {
     struct btc_journal j;
     char err[256];
+    unlink(path);
     assert_int_equal(btc_journal_open(&j, path, rec + 1, BT_WELCOME_SIZE, err, sizeof err), 0);
     size_t off = 1 + BT_WELCOME_SIZE;
     for (int f = 0; f < nframes; f++) {
@@ -80,6 +82,24 @@ static void journal_cut_inside_a_frame_keeps_the_frames_before(void **state)
     unlink(path);
 }
 
+static void a_journal_already_there_is_never_overwritten(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/bt-journal-XXXXXX";
+    close(mkstemp(path));
+    long size = write_journal(path, 2);
+    struct btc_journal j;
+    char err[512];
+    assert_int_equal(btc_journal_open(&j, path, rec + 1, BT_WELCOME_SIZE, err, sizeof err),
+                     BTC_ERR_IO);
+    assert_non_null(strstr(err, "File exists"));
+    FILE *fp = fopen(path, "rb");
+    fseek(fp, 0, SEEK_END);
+    assert_int_equal(ftell(fp), size);
+    fclose(fp);
+    unlink(path);
+}
+
 static void file_that_is_no_journal_is_refused(void **state)
 {
     (void)state;
@@ -118,6 +138,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(journal_replays_every_frame),
         cmocka_unit_test(journal_cut_inside_a_frame_keeps_the_frames_before),
+        cmocka_unit_test(a_journal_already_there_is_never_overwritten),
         cmocka_unit_test(file_that_is_no_journal_is_refused),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);

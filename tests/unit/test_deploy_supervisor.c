@@ -145,7 +145,8 @@ static void arguments_and_values_are_quoted_in_the_script(void **state)
     const char *t = btd_buf_str(&script);
     assert_non_null(strstr(t, "D='/tmp/d'\\''x'\n"));
     assert_non_null(strstr(t, " NAME='v;w' ./'prog' 'a b' '$(x)' 'it'\\''s' < /dev/null &\n"));
-    assert_non_null(strstr(t, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_PORT=8086"));
+    assert_non_null(
+        strstr(t, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=8086"));
     btd_buf_free(&script);
 }
 
