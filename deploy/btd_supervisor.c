@@ -14,7 +14,9 @@
 /* If the host goes away, writing to the channel raises SIGPIPE: the
  * supervisor and the capture's relay ignore it (set after the program and
  * capture started, so they keep the default) so that the capture still
- * finishes its trace for a later `boardtrace fetch`.
+ * finishes its trace for a later `boardtrace fetch`. The failed heartbeat
+ * tells the supervisor, which then stops the program: without it, a
+ * program that runs until told would run on forever.
  *
  * Background jobs of a non-interactive shell ignore SIGINT, so the program
  * is stopped with TERM; the capture gets INT first because tracy-capture
@@ -174,7 +176,13 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "    [ $cs = %d ] && kill -KILL $cp 2>/dev/null\n"
         "    cs=$((cs+1))\n"
         "  fi\n"
-        "  t=$((t+1)); [ $((t %% %d)) = 0 ] && say alive\n"
+        /* A heartbeat the channel no longer takes means the host is gone
+         * (its connection dropped): end the run as if asked to stop, so the
+         * capture completes the trace and the folder is kept for fetch. */
+        "  t=$((t+1))\n"
+        "  if [ $((t %% %d)) = 0 ] && ! say alive && [ $stopping = 0 ]; then\n"
+        "    stopping=1; [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null\n"
+        "  fi\n"
         "  sleep 0.1\n"
         "done\n"
         "[ -z \"$rp\" ] || wait $rp\n"

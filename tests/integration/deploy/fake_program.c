@@ -3,7 +3,9 @@
  * byte shows), then serves a fixed "event" stream on TRACY_PORT to whoever
  * connects, like a tracing runtime with TRACY_NO_EXIT=1 would. With
  * BT_TEST_NO_LISTEN set it behaves like a program built without tracing;
- * BT_TEST_LINGER=N keeps it running N seconds after serving. */
+ * BT_TEST_LINGER=N keeps it running N seconds after serving; BT_TEST_HOLD=N
+ * keeps the connection open N seconds after the events, as a traced program
+ * that runs on does. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -74,10 +76,12 @@ int main(int argc, char **argv)
         if (write(c, line, (size_t)n) != n)
             return 102;
     }
-    close(c);
-    close(fd);
     printf("fake-program: sent %d events\n", events);
     fflush(stdout);
+    if (getenv("BT_TEST_HOLD"))
+        sleep((unsigned)atoi(getenv("BT_TEST_HOLD")));
+    close(c);
+    close(fd);
     if (getenv("BT_TEST_LINGER"))
         sleep((unsigned)atoi(getenv("BT_TEST_LINGER")));
     printf("fake-program: exiting with %d\n", status);

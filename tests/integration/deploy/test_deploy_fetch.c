@@ -2,6 +2,7 @@
  * board cuts the connection partway through a pull; the part received stays,
  * and the next fetch continues from it and verifies the whole file. */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -213,6 +214,7 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
     snprintf(remote_dir, sizeof remote_dir, "%s/runs", work);
     snprintf(out, sizeof out, "%s/cut-run.tracy", work);
     snprintf(log, sizeof log, "%s/cut-run.log", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
     struct proxy p = {.limit = 1LL << 40};
     pthread_t thread;
     start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
@@ -239,6 +241,92 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
 
     /* The program lingers 3 s, then the capture's trace is complete. */
     sleep(5);
+    const char *argv[] = {boardtrace,
+                          "fetch",
+                          "--host",
+                          board.target,
+                          "-i",
+                          board.key,
+                          "--known-hosts",
+                          board.known_hosts,
+                          "--remote-dir",
+                          remote_dir,
+                          "-o",
+                          out,
+                          NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_int_equal(file_size(out), 9902);
+    result_free(&r);
+}
+
+/* Processes whose working folder is dir (the board's side of a run: its
+ * supervisor, program and capture). */
+static int processes_in(const char *dir)
+{
+    int n = 0;
+    DIR *proc = opendir("/proc");
+    for (struct dirent *e; proc && (e = readdir(proc));) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char link[300], cwd[1200];
+        snprintf(link, sizeof link, "/proc/%s/cwd", e->d_name);
+        ssize_t k = readlink(link, cwd, sizeof cwd - 1);
+        if (k <= 0)
+            continue;
+        cwd[k] = 0;
+        n += strcmp(cwd, dir) == 0;
+    }
+    if (proc)
+        closedir(proc);
+    return n;
+}
+
+/* The connection drops while a program that would run (and stay connected
+ * to its capture) for 10 minutes runs, with no -s: the board notices its host is gone, stops the
+ * program, lets the capture finish its trace and keeps the folder; fetch gets it. */
+static void a_run_whose_host_went_away_ends_on_the_board(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600], log[600], kh[600], target[128];
+    snprintf(remote_dir, sizeof remote_dir, "%s/lost-runs", work);
+    snprintf(out, sizeof out, "%s/lost-run.tracy", work);
+    snprintf(log, sizeof log, "%s/lost-run.log", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    struct proxy p = {.limit = 1LL << 40};
+    pthread_t thread;
+    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+    const char *run_argv[] = {boardtrace,     "run",      "--host",        target,
+                              "-i",           board.key,  "--known-hosts", kh,
+                              "--remote-dir", remote_dir, "--capture",     capture,
+                              "-o",           out,        "--env",         "BT_TEST_HOLD=600",
+                              program,        NULL};
+    pid_t pid = spawn_logged((char *const *)run_argv, log);
+    assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 50000));
+    p.cut_now = 1;
+    int st = 0;
+    waitpid(pid, &st, 0);
+    pthread_join(thread, NULL);
+    close(p.listen_fd);
+
+    char run_dir[1200] = "";
+    DIR *d = opendir(remote_dir);
+    assert_non_null(d);
+    for (struct dirent *e; (e = readdir(d));)
+        if (strncmp(e->d_name, "boardtrace.", 11) == 0)
+            snprintf(run_dir, sizeof run_dir, "%s/%s", remote_dir, e->d_name);
+    closedir(d);
+    assert_true(run_dir[0]);
+    /* The heartbeat notices within 5 s; the program gets SIGTERM. */
+    time_t start = time(NULL);
+    while (processes_in(run_dir) > 0 && time(NULL) - start < 60)
+        sleep(1);
+    assert_int_equal(processes_in(run_dir), 0);
+    char trace[1300];
+    snprintf(trace, sizeof trace, "%s/trace.tracy", run_dir);
+    assert_int_equal(file_size(trace), 9902);
+
     const char *argv[] = {boardtrace,
                           "fetch",
                           "--host",
@@ -294,6 +382,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
+        cmocka_unit_test(a_run_whose_host_went_away_ends_on_the_board),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
 }
