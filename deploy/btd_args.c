@@ -77,10 +77,10 @@ static const char usage_text[] =
     "Ctrl-C once stops the program on the board and keeps what was captured (run\n"
     "still pulls it); twice leaves at once, the board's folder stays for fetch.\n"
     "\n"
-    "Exit status: 0 ok; 2 usage; 3 local files (unreadable, not ELF, architectures\n"
-    "disagree, no capture); 4 connect; 5 host key; 6 authentication; 7 board\n"
-    "preflight (architecture, free space, folder); 8 upload; 9 start (capture or\n"
-    "program did not start, or the board stopped answering); 10 capture (failed or\n"
+    "Exit status: 0 ok; 2 usage; 3 local files (unreadable, not ELF or cut short,\n"
+    "architectures disagree, no capture); 4 connect; 5 host key; 6 authentication;\n"
+    "7 board preflight (architecture, free space, folder); 8 upload; 9 start (capture\n"
+    "or program did not start, or the board stopped answering); 10 capture (failed or\n"
     "no trace); 11 pull; 12 output (local trace or record); 13 the program exited\n"
     "non-zero (the trace was still pulled); 130 interrupted.\n";
 

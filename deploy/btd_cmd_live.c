@@ -183,9 +183,7 @@ int btd_cmd_live(const struct btd_options *o)
                       s.corrupt ? s.corrupt_what : "the board did not verify it", d.program.sha);
             status = BTD_EXIT_UPLOAD;
         } else if (status == BTD_EXIT_OK && s.not_ready && !btd_interrupted) {
-            btd_error("the program %s did not open its tracing port %d within %d s; is it built "
-                      "with tracing (ENABLE_TRACY=ON)?",
-                      d.program.name, s.port, o->ready_timeout);
+            btd_session_not_ready_error(&s, d.program.name, o->ready_timeout);
             status = BTD_EXIT_START;
         } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&
                    !btd_interrupted) {

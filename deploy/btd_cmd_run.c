@@ -338,10 +338,7 @@ int btd_cmd_run(const struct btd_options *o)
                           d.capture.name, s.capture_start_status, d.conn.where);
                 status = BTD_EXIT_START;
             } else if (s.not_ready && !btd_interrupted) {
-                btd_error("the program %s did not open its tracing port %d within %d s; is it "
-                          "built with tracing (ENABLE_TRACY=ON)? Raise --ready-timeout for "
-                          "slow starts",
-                          d.program.name, s.port, o->ready_timeout);
+                btd_session_not_ready_error(&s, d.program.name, o->ready_timeout);
                 status = BTD_EXIT_START;
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 enum {
     ELF_HEADER_MIN = 20, /* e_ident (16) + e_type (2) + e_machine (2) */
@@ -50,24 +51,6 @@ int btd_elf_parse(const unsigned char *data, size_t len, struct btd_elf_info *in
     return 0;
 }
 
-int btd_elf_read(const char *path, struct btd_elf_info *info, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    unsigned char head[64];
-    size_t n = fread(head, 1, sizeof head, f);
-    fclose(f);
-    char why[160];
-    if (btd_elf_parse(head, n, info, why, sizeof why) != 0) {
-        snprintf(err, errlen, "%s: %s", path, why);
-        return -1;
-    }
-    return 0;
-}
-
 static uint64_t get(const unsigned char *p, int size, int little)
 {
     uint64_t v = 0;
@@ -81,6 +64,87 @@ static int read_at(FILE *f, uint64_t off, void *buf, size_t len)
     if (fseeko(f, (off_t)off, SEEK_SET) != 0)
         return -1;
     return fread(buf, 1, len, f) == len ? 0 : -1;
+}
+
+/* A file cut short (an interrupted copy, a full disk) still has a good
+ * header; what gives it away is a program header, a segment or the section
+ * headers reaching past its end. */
+static int check_complete(FILE *f, const unsigned char *h, size_t n,
+                          const struct btd_elf_info *info, uint64_t size, char *why, size_t whylen)
+{
+    int w = info->bits == 64 ? 8 : 4, le = info->little;
+    if (n < (w == 8 ? 64u : 52u)) {
+        snprintf(why, whylen, "truncated ELF file: %zu bytes, shorter than its %d-byte header", n,
+                 w == 8 ? 64 : 52);
+        return -1;
+    }
+    uint64_t phoff = get(h + (w == 8 ? 0x20 : 0x1c), w, le);
+    unsigned phentsize = (unsigned)get(h + (w == 8 ? 0x36 : 0x2a), 2, le);
+    unsigned phnum = (unsigned)get(h + (w == 8 ? 0x38 : 0x2c), 2, le);
+    uint64_t shoff = get(h + (w == 8 ? 0x28 : 0x20), w, le);
+    unsigned shentsize = (unsigned)get(h + (w == 8 ? 0x3a : 0x2e), 2, le);
+    unsigned shnum = (unsigned)get(h + (w == 8 ? 0x3c : 0x30), 2, le);
+    if (phnum && (phoff > size || (uint64_t)phnum * phentsize > size - phoff)) {
+        snprintf(why, whylen,
+                 "truncated ELF file: its program headers end at byte %llu but the file has "
+                 "%llu bytes",
+                 (unsigned long long)(phoff + (uint64_t)phnum * phentsize),
+                 (unsigned long long)size);
+        return -1;
+    }
+    if (phnum && phentsize < (w == 8 ? 56u : 32u)) {
+        snprintf(why, whylen, "bad ELF program header size %u", phentsize);
+        return -1;
+    }
+    for (unsigned i = 0; i < phnum; i++) {
+        unsigned char ph[56];
+        if (read_at(f, phoff + (uint64_t)i * phentsize, ph, w == 8 ? 56 : 32) != 0) {
+            snprintf(why, whylen, "cannot read ELF program header %u", i);
+            return -1;
+        }
+        uint64_t off = get(ph + (w == 8 ? 8 : 4), w, le);
+        uint64_t filesz = get(ph + (w == 8 ? 0x20 : 0x10), w, le);
+        if (filesz && (off > size || filesz > size - off)) {
+            snprintf(why, whylen,
+                     "truncated ELF file: segment %u ends at byte %llu but the file has %llu "
+                     "bytes",
+                     i, (unsigned long long)(off + filesz), (unsigned long long)size);
+            return -1;
+        }
+    }
+    if (shoff && shnum && (shoff > size || (uint64_t)shnum * shentsize > size - shoff)) {
+        snprintf(why, whylen,
+                 "truncated ELF file: its section headers end at byte %llu but the file has "
+                 "%llu bytes",
+                 (unsigned long long)(shoff + (uint64_t)shnum * shentsize),
+                 (unsigned long long)size);
+        return -1;
+    }
+    return 0;
+}
+
+int btd_elf_read(const char *path, struct btd_elf_info *info, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return -1;
+    }
+    unsigned char head[64];
+    size_t n = fread(head, 1, sizeof head, f);
+    char why[200];
+    struct stat st;
+    int rc = btd_elf_parse(head, n, info, why, sizeof why);
+    if (rc == 0 && fstat(fileno(f), &st) != 0) {
+        snprintf(why, sizeof why, "cannot stat: %s", strerror(errno));
+        rc = -1;
+    }
+    if (rc == 0)
+        rc = check_complete(f, head, n, info, (uint64_t)st.st_size, why, sizeof why);
+    fclose(f);
+    if (rc != 0)
+        snprintf(err, errlen, "%s: %s", path, why);
+    return rc;
 }
 
 /* Finds section NAME (at most 15 characters) in F: its file offset and size.

@@ -326,6 +326,24 @@ bool btd_session_finish(struct btd_session *s, bool clean)
     return s->cleaned;
 }
 
+void btd_session_not_ready_error(const struct btd_session *s, const char *program, int timeout)
+{
+    if (!s->program_exited || s->program_stopped) {
+        btd_error("the program %s did not open its tracing port %d within %d s; is it built with "
+                  "tracing (ENABLE_TRACY=ON)? Raise --ready-timeout for slow starts",
+                  program, s->port, timeout);
+    } else if (s->program_exit > 128) {
+        /* The board's shell reports a death by signal N as 128+N. */
+        btd_error("the program %s was killed by signal %d before it opened its tracing port %d "
+                  "(see its output above)",
+                  program, s->program_exit - 128, s->port);
+    } else {
+        btd_error("the program %s exited with status %d before it opened its tracing port %d "
+                  "(see its output above)",
+                  program, s->program_exit, s->port);
+    }
+}
+
 void btd_session_free(struct btd_session *s)
 {
     if (s->ch) {

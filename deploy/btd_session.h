@@ -42,6 +42,11 @@ int btd_session_wait(struct btd_session *s);
 /* Gives the waiting supervisor its verdict: clean removes the board's
  * folder, otherwise it stays. Returns true when the folder was removed. */
 bool btd_session_finish(struct btd_session *s, bool clean);
+
+/* Says why the program never opened its tracing port: it exited (naming its
+ * status or signal), or it was still running when the --ready-timeout of
+ * timeout s ran out (asking whether it is built with tracing). */
+void btd_session_not_ready_error(const struct btd_session *s, const char *program, int timeout);
 void btd_session_free(struct btd_session *s);
 
 /* What the capture said at the end, from either upstream tracy-capture's

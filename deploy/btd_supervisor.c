@@ -64,19 +64,22 @@ static const char script_capture[] =
     "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; finish; fi\n"
     "say capture-started $cp\n";
 
-static const char script_ready[] = "pp=$!\n"
-                                   "trap '' PIPE\n"
-                                   "say program-started $pp\n"
-                                   "n=0; ready=0\n"
-                                   "while :; do\n"
-                                   "  if listening; then ready=1; break; fi\n"
-                                   "  alive $pp || break\n"
-                                   "  [ -e stop ] && break\n"
-                                   "  [ $n -ge $((RT*10)) ] && break\n"
-                                   "  sleep 0.1; n=$((n+1))\n"
-                                   "done\n"
-                                   "[ $ready = 1 ] || ! listening || ready=1\n"
-                                   "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
+/* A program that ends before it listens is reported with its status here,
+ * so the host can say it exited rather than that it was slow to start. */
+static const char script_ready[] =
+    "pp=$!\n"
+    "trap '' PIPE\n"
+    "say program-started $pp\n"
+    "n=0; ready=0; pe=\n"
+    "while :; do\n"
+    "  if listening; then ready=1; break; fi\n"
+    "  alive $pp || { wait $pp; pe=$?; say program-exit $pe; break; }\n"
+    "  [ -e stop ] && break\n"
+    "  [ $n -ge $((RT*10)) ] && break\n"
+    "  sleep 0.1; n=$((n+1))\n"
+    "done\n"
+    "[ $ready = 1 ] || ! listening || ready=1\n"
+    "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
 
 /* The uploads are checked where they will run, in the same round trip that
  * starts them: sha256sum prints "DIGEST  NAME" per file. */
@@ -147,7 +150,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
      * `stop`), give the other side a bounded grace, never wait forever. */
     btd_buf_printf(
         cmd,
-        "pe=; ce=; t=0; gp=0; gc=0; cs=-1; stopping=0\n"
+        "ce=; t=0; gp=0; gc=0; cs=-1; stopping=0\n"
         "[ -n \"$cp\" ] || ce=none\n"
         "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"

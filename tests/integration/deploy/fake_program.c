@@ -5,7 +5,8 @@
  * BT_TEST_NO_LISTEN set it behaves like a program built without tracing;
  * BT_TEST_LINGER=N keeps it running N seconds after serving; BT_TEST_HOLD=N
  * keeps the connection open N seconds after the events, as a traced program
- * that runs on does. */
+ * that runs on does; BT_TEST_FAIL_AT_START=N exits with status N at once,
+ * before opening the port. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -44,6 +45,10 @@ int main(int argc, char **argv)
     fflush(stdout);
     fprintf(stderr, "fake-program: a line on stderr\n");
 
+    if (getenv("BT_TEST_FAIL_AT_START")) {
+        fprintf(stderr, "fake-program: cannot start\n");
+        return atoi(getenv("BT_TEST_FAIL_AT_START"));
+    }
     if (getenv("BT_TEST_NO_LISTEN")) {
         /* Like a program built without tracing: runs, never opens the port. */
         sleep(5);

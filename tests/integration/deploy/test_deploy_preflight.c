@@ -257,6 +257,30 @@ static void an_unwritable_remote_folder_gives_a_clear_error(void **state)
     result_free(&r);
 }
 
+/* A program cut short (an interrupted copy) has a good header but segments
+ * past its end: refused before anything reaches the board. */
+static void a_truncated_program_is_refused_before_upload(void **state)
+{
+    (void)state;
+    char remote[600], cut[600];
+    snprintf(remote, sizeof remote, "%s/remote-cut", work);
+    snprintf(cut, sizeof cut, "%s/cut-program", work);
+    assert_int_equal(mkdir(remote, 0700), 0);
+    size_t len;
+    char *whole = read_file(program, &len);
+    assert_non_null(whole);
+    assert_int_equal(write_file(cut, whole, len / 2), 0);
+    free(whole);
+    assert_int_equal(chmod(cut, 0755), 0);
+    const char *rest[] = {"--remote-dir", remote, "--capture", capture, cut, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    assert_status(&r, 3);
+    assert_non_null(strstr(r.err, cut));
+    assert_non_null(strstr(r.err, "truncated ELF file"));
+    assert_int_equal(count_run_dirs(remote), 0);
+    result_free(&r);
+}
+
 /* --remote-dir names a folder that must be there: a missing one is a
  * preflight error, and boardtrace creates nothing outside its own folder. */
 static void a_missing_remote_folder_is_refused_and_not_created(void **state)
@@ -348,6 +372,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(arguments_and_environment_arrive_literally),
         cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
         cmocka_unit_test(a_missing_remote_folder_is_refused_and_not_created),
+        cmocka_unit_test(a_truncated_program_is_refused_before_upload),
         cmocka_unit_test(a_full_remote_folder_gives_a_clear_error),
         cmocka_unit_test(check_reports_the_board),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),

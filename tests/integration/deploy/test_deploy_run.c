@@ -124,6 +124,24 @@ static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
     result_free(&r);
 }
 
+/* A program that ends before it opens its port is named with its status at
+ * once, not after the ready timeout as if it were slow to start. */
+static void run_names_a_program_that_exits_before_tracing(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/early-exit.tracy", work);
+    time_t start = time(NULL);
+    struct result r = run_program(out, "BT_TEST_FAIL_AT_START=3", NULL);
+    assert_status(&r, 9);
+    assert_non_null(strstr(r.err, "fake-program: cannot start\n"));
+    assert_non_null(strstr(r.err, "exited with status 3 before it opened its tracing port"));
+    assert_null(strstr(r.err, "within"));
+    assert_true(time(NULL) - start < 25);
+    assert_int_equal(file_size(out), -1);
+    result_free(&r);
+}
+
 /* Without --capture the board's architecture picks one; the first place
  * searched is $BOARDTRACE_CAPTURE_DIR/<arch>/boardtrace-capture. */
 static void run_finds_the_default_capture_for_the_boards_architecture(void **state)
@@ -344,6 +362,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_pulls_the_trace_verified_with_a_record),
         cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
+        cmocka_unit_test(run_names_a_program_that_exits_before_tracing),
         cmocka_unit_test(run_finds_the_default_capture_for_the_boards_architecture),
         cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
         cmocka_unit_test(seconds_stop_the_program_and_the_run_succeeds),
