@@ -147,6 +147,21 @@ static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrclo
             answer = BT_QUERY_SOURCE_LOCATION;
             key = srcloc_keys[srcloc_i++];
             break;
+        case BT_EV_FIBER_NAME:
+            answer = BT_QUERY_FIBER_NAME;
+            key = bt_wire_get_u64(p + 1);
+            break;
+        case BT_EV_EXTERNAL_THREAD_NAME:
+            /* The thread's name, then its process's: one answer. */
+            answer = BT_QUERY_EXTERNAL_NAME;
+            key = bt_wire_get_u64(p + 1);
+            if (pos < r->stream_len && r->stream[pos] == BT_EV_EXTERNAL_NAME) {
+                size_t s2 = event_size(r->stream + pos, r->stream_len - pos);
+                if (!s2)
+                    return -1;
+                pos += s2;
+            }
+            break;
         case BT_EV_SYMBOL_INFORMATION:
             answer = BT_QUERY_SYMBOL;
             key = bt_wire_get_u64(p + 5);

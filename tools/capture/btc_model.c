@@ -3,6 +3,7 @@
  * records to the spools and queues the queries that name what it sees. */
 #define _GNU_SOURCE
 #include "btc_model.h"
+#include "btc_model_parts.h"
 
 #include <inttypes.h>
 #include <math.h>
@@ -82,6 +83,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     m->budget = 8188; /* until the session measures its socket: upstream on Linux loopback */
     m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
         m->lock_events.fd = m->texts.raw.fd = -1;
+    m->gpu.zones.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -102,7 +104,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_spool_open(&m->mem, spool_dir, sizeof(struct btc_mem_rec), err, errlen)) ||
         (rc = btc_spool_open(&m->lock_events, spool_dir, sizeof(struct btc_lock_rec), err,
                              errlen)) ||
-        (rc = btc_texts_open(&m->texts, spool_dir, err, errlen)))
+        (rc = btc_texts_open(&m->texts, spool_dir, err, errlen)) ||
+        (rc = btc_gpu_init(&m->gpu, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -158,6 +161,7 @@ void btc_model_free(struct btc_model *m)
     btc_spool_close(&m->mem);
     btc_spool_close(&m->lock_events);
     btc_texts_close(&m->texts);
+    btc_gpu_free(&m->gpu);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -1395,8 +1399,26 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         m->crashed = 1;
         see_time(m, ev->time);
         return want_string(m, bt_wire_get_u64(p + 9)) < 0 ? nomem(err, errlen) : BTC_OK;
+    case BT_EV_GPU_NEW_CONTEXT:
+    case BT_EV_GPU_ZONE_BEGIN:
+    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
+    case BT_EV_GPU_ZONE_BEGIN_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL:
+    case BT_EV_GPU_ZONE_END:
+    case BT_EV_GPU_ZONE_END_SERIAL:
+    case BT_EV_GPU_TIME:
+    case BT_EV_GPU_CALIBRATION:
+    case BT_EV_GPU_TIME_SYNC:
+    case BT_EV_GPU_CONTEXT_NAME:
+    case BT_EV_GPU_ANNOTATION_NAME:
+    case BT_EV_GPU_ZONE_ANNOTATION:
+        return btc_gpu_event(m, ev, err, errlen);
     default:
-        /* Parsed and skipped: GPU zones, context switches, samples, hardware
+        /* Parsed and skipped: context switches, samples, hardware
          * samples, fibers, sections, frame images, system time/power, CPU
          * topology, parameters, keep-alives, and answers to queries this
          * capture never sends. Their times still moved the references. */
@@ -1418,5 +1440,52 @@ int btc_model_finish(struct btc_model *m)
             t->stack.len--;
         }
     }
-    return BTC_OK;
+    return btc_gpu_finish(&m->gpu);
+}
+
+/* ---- shared with the units of the model (btc_model_parts.h) ----------- */
+
+int btcm_fail(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return failf(ev, err, errlen, "%s", what);
+}
+
+int btcm_nomem(char *err, size_t errlen)
+{
+    return nomem(err, errlen);
+}
+
+int btcm_static_srcloc(struct btc_model *m, uint64_t key, int16_t *id)
+{
+    return static_srcloc(m, key, id);
+}
+
+int64_t btcm_get_thread(struct btc_model *m, uint64_t tid)
+{
+    return get_thread(m, tid);
+}
+
+int64_t btcm_current_thread(struct btc_model *m)
+{
+    return current_thread(m);
+}
+
+struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index)
+{
+    return thread_at(m, index);
+}
+
+int64_t btcm_intern(struct btc_model *m, const char *s, size_t len)
+{
+    return intern(m, s, len);
+}
+
+void btcm_see_time(struct btc_model *m, int64_t t)
+{
+    see_time(m, t);
 }

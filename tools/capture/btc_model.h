@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "btc_decode.h"
+#include "btc_gpu.h"
 #include "btc_spool.h"
 #include "btc_util.h"
 
@@ -254,6 +255,7 @@ struct btc_model {
 
     struct btc_spool zones, extras, msgs, plot_points, frames, mem, lock_events;
     struct btc_texts texts; /* zone texts and messages: mostly one of a kind */
+    struct btc_gpu gpu;     /* GPU contexts and zones (btc_gpu.c) */
     uint64_t zone_text_max; /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };

@@ -84,6 +84,8 @@ struct btc_trace {
     uint64_t extras;
     uint64_t cpu_threads; /* CPU topology entries */
     uint64_t tid_pids;
+    uint64_t gpu_contexts, gpu_zones, gpu_zones_with_callstack;
+    uint64_t gpu_zones_timed; /* the file's count: zones whose GPU start arrived */
 };
 
 /* Called for each zone in file order (per thread, depth first). */

@@ -320,9 +320,9 @@ static int read_timeline(struct rd *r, struct btc_trace *t, uint64_t tid, btc_zo
     return rc;
 }
 
-static void read_gpu_zones(struct rd *r, int v14)
+static void read_gpu_zones(struct rd *r, struct btc_trace *t, int v14)
 {
-    /* Depth-first like the CPU timeline; only skipped. */
+    /* Depth-first like the CPU timeline; counted. */
     struct btc_vec stack;
     btc_vec_init(&stack, sizeof(uint64_t));
     uint64_t top = g64(r);
@@ -337,7 +337,11 @@ static void read_gpu_zones(struct rd *r, int v14)
             (*left)--;
         else
             top--;
-        skip(r, 8 + 8 + 2 + 3 + 2);
+        skip(r, 8 + 8 + 2);
+        uint32_t callstack = g24(r);
+        skip(r, 2);
+        t->gpu_zones++;
+        t->gpu_zones_with_callstack += callstack != 0;
         uint64_t *n = stack.len < MAX_ZONE_DEPTH ? btc_vec_push(&stack) : NULL;
         if (!n) {
             rd_fail(r, "GPU zones nested too deep");
@@ -629,9 +633,10 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     if (rc < 0)
         return rc;
 
-    g64(r); /* GPU zones */
-    g64(r);
+    t->gpu_zones_timed = g64(r);
+    g64(r); /* child lists */
     n = g64(r);
+    t->gpu_contexts = n;
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         skip(r, 8 + 1 + 8 + 4 + 1 + 3 + 8);
         if (v14)
@@ -639,7 +644,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         uint64_t nth = g64(r);
         for (uint64_t k = 0; k < nth && !r->failed; k++) {
             g64(r);
-            read_gpu_zones(r, v14);
+            read_gpu_zones(r, t, v14);
         }
         if (v14) {
             uint64_t groups = g64(r);

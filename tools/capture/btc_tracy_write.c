@@ -18,17 +18,7 @@
 
 #include "btc_format.h"
 #include "btc_tracy.h"
-
-struct fw {
-    FILE *f;
-    uint8_t *blk;
-    size_t len;
-    ZSTD_CCtx *z;
-    uint8_t *out;
-    size_t out_cap;
-    uint64_t file_bytes;
-    int failed;
-};
+#include "btc_tracy_write_parts.h"
 
 static void fw_block(struct fw *w)
 {
@@ -51,7 +41,7 @@ static void fw_block(struct fw *w)
     w->file_bytes += out.pos + 4;
 }
 
-static void put(struct fw *w, const void *p, size_t n)
+void btc_fw_put(struct fw *w, const void *p, size_t n)
 {
     const uint8_t *b = p;
     while (n) {
@@ -67,101 +57,8 @@ static void put(struct fw *w, const void *p, size_t n)
     }
 }
 
-static void put_u8(struct fw *w, uint8_t v)
-{
-    put(w, &v, 1);
-}
-/* Little-endian stores; one machine store on little-endian hosts, which
- * matters here: a zone costs five of them. */
-static inline void le_store(uint8_t *p, uint64_t v, unsigned n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &v, n);
-#else
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-#endif
-}
-
-/* n is a constant at every call, so each put_uN inlines to its own fast
- * path: one store while the block has room. */
-static inline void put_le(struct fw *w, uint64_t v, unsigned n)
-{
-    if (w->len + n < BTC_FILE_BLOCK_SIZE) {
-        le_store(w->blk + w->len, v, n);
-        w->len += n;
-        return;
-    }
-    uint8_t b[8];
-    le_store(b, v, n);
-    put(w, b, n);
-}
-static inline void put_u16(struct fw *w, uint16_t v)
-{
-    put_le(w, v, 2);
-}
-static inline void put_u32(struct fw *w, uint32_t v)
-{
-    put_le(w, v, 4);
-}
-static inline void put_u64(struct fw *w, uint64_t v)
-{
-    put_le(w, v, 8);
-}
-static void put_i64(struct fw *w, int64_t v)
-{
-    put_u64(w, (uint64_t)v);
-}
-static void put_f64(struct fw *w, double v)
-{
-    uint64_t b;
-    memcpy(&b, &v, 8);
-    put_u64(w, b);
-}
-static void put_u24(struct fw *w, uint32_t v)
-{
-    put_le(w, v & 0xFFFFFF, 3);
-}
-/* Time written against a running reference (notes 7.2 "WTO"). */
-static inline void put_wto(struct fw *w, int64_t *ref, int64_t t)
-{
-    put_u64(w, (uint64_t)t - (uint64_t)*ref);
-    *ref = t;
-}
-static void put_str(struct fw *w, const char *s, size_t n)
-{
-    put_u64(w, n);
-    put(w, s, n);
-}
-static void put_strref_idx(struct fw *w, int64_t idx)
-{
-    if (idx < 0) {
-        put_u64(w, 0);
-        put_u8(w, 0);
-    } else {
-        put_u64(w, (uint64_t)idx);
-        put_u8(w, BTC_STRREF_IDX | BTC_STRREF_ACTIVE);
-    }
-}
-
-static int64_t welcome_ns(const struct btc_welcome *wl, int64_t ticks)
-{
-    return btc_ticks_to_ns(wl->timer_mul, wl->init_begin, ticks);
-}
-
-struct writer {
-    struct btc_model *m;
-    struct fw w;
-    uint32_t version;
-    int64_t unknown;     /* string index of "???" */
-    int64_t frame_name;  /* string index of "Frame" */
-    uint64_t texts_base; /* string index of the first spooled text */
-    char *err;
-    size_t errlen;
-};
-
 /* String index for a wire key, "???" when the client never answered. */
-static int64_t key_string(struct writer *wr, uint64_t key)
+int64_t btcw_key_string(struct writer *wr, uint64_t key)
 {
     if (!key)
         return -1;
@@ -169,7 +66,7 @@ static int64_t key_string(struct writer *wr, uint64_t key)
     return v ? (int64_t)*v : wr->unknown;
 }
 
-static void put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_payload)
+void btcw_put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_payload)
 {
     struct fw *w = &wr->w;
     if (is_payload) {
@@ -177,10 +74,10 @@ static void put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_pay
         put_strref_idx(w, (int64_t)s->function - 1);
         put_strref_idx(w, (int64_t)s->file - 1);
     } else if (s->resolved) {
-        put_strref_idx(w, key_string(wr, s->name));
-        int64_t f = key_string(wr, s->function);
+        put_strref_idx(w, btcw_key_string(wr, s->name));
+        int64_t f = btcw_key_string(wr, s->function);
         put_strref_idx(w, f < 0 ? wr->unknown : f);
-        f = key_string(wr, s->file);
+        f = btcw_key_string(wr, s->file);
         put_strref_idx(w, f < 0 ? wr->unknown : f);
     } else {
         put_strref_idx(w, -1);
@@ -191,7 +88,7 @@ static void put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_pay
     put_u32(w, s->color);
 }
 
-static int io_fail(struct writer *wr, const char *what)
+int btcw_io_fail(struct writer *wr, const char *what)
 {
     snprintf(wr->err, wr->errlen, "cannot read back the %s spool: %s", what, strerror(errno));
     return BTC_ERR_IO;
@@ -225,7 +122,7 @@ static int write_frames(struct writer *wr)
         }
         struct btc_spool_reader r;
         if (btc_spool_reader_open(&r, &m->frames) < 0)
-            return io_fail(wr, "frame");
+            return btcw_io_fail(wr, "frame");
         const uint8_t *p;
         int rc;
         int64_t start = 0;
@@ -250,7 +147,7 @@ static int write_frames(struct writer *wr)
         }
         btc_spool_reader_close(&r);
         if (rc < 0)
-            return io_fail(wr, "frame");
+            return btcw_io_fail(wr, "frame");
     }
     return BTC_OK;
 }
@@ -276,7 +173,7 @@ static int write_locks(struct writer *wr)
         int64_t ref = l->announce;
         struct btc_spool_reader r;
         if (btc_spool_reader_open(&r, &m->lock_events) < 0)
-            return io_fail(wr, "lock");
+            return btcw_io_fail(wr, "lock");
         const uint8_t *p;
         int rc;
         while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
@@ -291,7 +188,7 @@ static int write_locks(struct writer *wr)
         }
         btc_spool_reader_close(&r);
         if (rc < 0)
-            return io_fail(wr, "lock");
+            return btcw_io_fail(wr, "lock");
     }
     return BTC_OK;
 }
@@ -318,7 +215,7 @@ static int load_messages(struct writer *wr, struct btc_msg_rec **out)
     struct btc_spool_reader r;
     if (btc_spool_reader_open(&r, &m->msgs) < 0) {
         free(v);
-        return io_fail(wr, "message");
+        return btcw_io_fail(wr, "message");
     }
     const uint8_t *p;
     size_t n = 0;
@@ -328,7 +225,7 @@ static int load_messages(struct writer *wr, struct btc_msg_rec **out)
     btc_spool_reader_close(&r);
     if (rc < 0 || n != m->msgs.count) {
         free(v);
-        return io_fail(wr, "message");
+        return btcw_io_fail(wr, "message");
     }
     /* qsort is not stable; cmp_msg breaks ties by position. */
     qsort(v, n, sizeof *v, cmp_msg);
@@ -343,7 +240,7 @@ static void put_message(struct writer *wr, uint64_t key, int64_t *ref, const str
     put_wto(w, ref, v->time);
     int64_t text;
     if (v->text & BTC_MSG_TEXT_IS_KEY)
-        text = key_string(wr, v->text & ~BTC_MSG_TEXT_IS_KEY);
+        text = btcw_key_string(wr, v->text & ~BTC_MSG_TEXT_IS_KEY);
     else if (v->text & BTC_MSG_TEXT_IS_SPOOLED)
         text = (int64_t)(wr->texts_base + (v->text & ~BTC_MSG_TEXT_IS_SPOOLED));
     else
@@ -371,7 +268,7 @@ static int write_messages(struct writer *wr, const struct btc_msg_rec *v)
     }
     struct btc_spool_reader r;
     if (btc_spool_reader_open(&r, &m->msgs) < 0)
-        return io_fail(wr, "message");
+        return btcw_io_fail(wr, "message");
     const uint8_t *p;
     int rc;
     uint64_t i = 0;
@@ -381,7 +278,7 @@ static int write_messages(struct writer *wr, const struct btc_msg_rec *v)
         put_message(wr, i++, &ref, &rec);
     }
     btc_spool_reader_close(&r);
-    return rc < 0 || i != m->msgs.count ? io_fail(wr, "message") : BTC_OK;
+    return rc < 0 || i != m->msgs.count ? btcw_io_fail(wr, "message") : BTC_OK;
 }
 
 /* The keys of one thread's messages. */
@@ -396,7 +293,7 @@ static int write_thread_messages(struct writer *wr, const struct btc_msg_rec *v,
     }
     struct btc_spool_reader r;
     if (btc_spool_reader_open(&r, &m->msgs) < 0)
-        return io_fail(wr, "message");
+        return btcw_io_fail(wr, "message");
     const uint8_t *p;
     int rc;
     uint64_t k = 0;
@@ -408,7 +305,7 @@ static int write_thread_messages(struct writer *wr, const struct btc_msg_rec *v,
         k++;
     }
     btc_spool_reader_close(&r);
-    return rc < 0 ? io_fail(wr, "message") : BTC_OK;
+    return rc < 0 ? btcw_io_fail(wr, "message") : BTC_OK;
 }
 
 static int write_extras(struct writer *wr)
@@ -420,7 +317,7 @@ static int write_extras(struct writer *wr)
         put_u8(w, 0);
     struct btc_spool_reader r;
     if (btc_spool_reader_open(&r, &m->extras) < 0)
-        return io_fail(wr, "zone extra");
+        return btcw_io_fail(wr, "zone extra");
     const uint8_t *p;
     int rc;
     while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
@@ -432,7 +329,7 @@ static int write_extras(struct writer *wr)
         put_u24(w, e.color);
     }
     btc_spool_reader_close(&r);
-    return rc < 0 ? io_fail(wr, "zone extra") : BTC_OK;
+    return rc < 0 ? btcw_io_fail(wr, "zone extra") : BTC_OK;
 }
 
 struct pending_end {
@@ -454,7 +351,7 @@ static int write_timeline(struct writer *wr, struct btc_spool *zones, uint32_t t
     int64_t ref = 0;
     struct btc_spool_reader r;
     if (btc_spool_reader_open(&r, zones) < 0)
-        return io_fail(wr, "zone");
+        return btcw_io_fail(wr, "zone");
     const uint8_t *p;
     int rc;
     while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
@@ -489,7 +386,7 @@ static int write_timeline(struct writer *wr, struct btc_spool *zones, uint32_t t
     }
     btc_spool_reader_close(&r);
     btc_vec_free(&stack);
-    return rc < 0 ? io_fail(wr, "zone") : BTC_OK;
+    return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
 }
 
 /* Threads whose zones are split out per pass, and each one's buffer. */
@@ -528,7 +425,7 @@ static int split_zones(struct writer *wr, struct split *s, size_t first)
     }
     struct btc_spool_reader r;
     if (btc_spool_reader_open(&r, &m->zones) < 0)
-        return io_fail(wr, "zone");
+        return btcw_io_fail(wr, "zone");
     const uint8_t *p;
     int rc;
     while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
@@ -541,7 +438,7 @@ static int split_zones(struct writer *wr, struct split *s, size_t first)
         }
     }
     btc_spool_reader_close(&r);
-    return rc < 0 ? io_fail(wr, "zone") : BTC_OK;
+    return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
 }
 
 static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
@@ -635,7 +532,7 @@ static int write_plots(struct writer *wr)
             /* Points in time order (one thread): straight from the spool. */
             struct btc_spool_reader r;
             if (btc_spool_reader_open(&r, &m->plot_points) < 0)
-                return io_fail(wr, "plot");
+                return btcw_io_fail(wr, "plot");
             const uint8_t *p;
             int rc;
             int64_t ref = 0;
@@ -651,7 +548,7 @@ static int write_plots(struct writer *wr)
             }
             btc_spool_reader_close(&r);
             if (rc < 0 || n != pl->count)
-                return io_fail(wr, "plot");
+                return btcw_io_fail(wr, "plot");
             continue;
         }
         /* Points of one plot from several threads may interleave out of
@@ -662,7 +559,7 @@ static int write_plots(struct writer *wr)
         struct btc_spool_reader r;
         if (btc_spool_reader_open(&r, &m->plot_points) < 0) {
             free(v);
-            return io_fail(wr, "plot");
+            return btcw_io_fail(wr, "plot");
         }
         const uint8_t *p;
         int rc;
@@ -680,7 +577,7 @@ static int write_plots(struct writer *wr)
         btc_spool_reader_close(&r);
         if (rc < 0 || n != pl->count) {
             free(v);
-            return io_fail(wr, "plot");
+            return btcw_io_fail(wr, "plot");
         }
         qsort(v, n, sizeof *v, cmp_point);
         int64_t ref = 0;
@@ -709,7 +606,7 @@ static int write_memory(struct writer *wr)
         int64_t ref = 0;
         struct btc_spool_reader r;
         if (btc_spool_reader_open(&r, &m->mem) < 0)
-            return io_fail(wr, "memory");
+            return btcw_io_fail(wr, "memory");
         const uint8_t *p;
         int rc;
         while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
@@ -735,7 +632,7 @@ static int write_memory(struct writer *wr)
         }
         btc_spool_reader_close(&r);
         if (rc < 0)
-            return io_fail(wr, "memory");
+            return btcw_io_fail(wr, "memory");
         put_u64(w, high);
         put_u64(w, low);
         put_u64(w, usage);
@@ -951,7 +848,7 @@ static int write_payload(struct writer *wr)
     }
     struct btc_texts_reader tr;
     if (btc_texts_reader_open(&tr, &m->texts) < 0)
-        return io_fail(wr, "text");
+        return btcw_io_fail(wr, "text");
     const char *text;
     uint32_t tlen;
     uint64_t k = 0;
@@ -961,7 +858,7 @@ static int write_payload(struct writer *wr)
     }
     btc_texts_reader_close(&tr);
     if (rc < 0 || k != m->texts.count)
-        return io_fail(wr, "text");
+        return btcw_io_fail(wr, "text");
     /* Key 0 names the default pool's memory plot "Frame", as upstream's
      * files do (the loader names that plot through this key). */
     int zero_key = btc_map_get(&m->key_strings, 0) == NULL;
@@ -998,7 +895,7 @@ static int write_payload(struct writer *wr)
     for (size_t i = 0; i < m->srclocs.len; i++) {
         struct btc_srcloc *s = btc_vec_at(&m->srclocs, i);
         put_u64(w, s->key);
-        put_srcloc(wr, s, 0);
+        btcw_put_srcloc(wr, s, 0);
     }
     put_u64(w, m->srclocs.len + 1);
     put_u64(w, 0);
@@ -1006,7 +903,7 @@ static int write_payload(struct writer *wr)
         put_u64(w, ((struct btc_srcloc *)btc_vec_at(&m->srclocs, i))->key);
     put_u64(w, m->payload_srclocs.len);
     for (size_t i = 0; i < m->payload_srclocs.len; i++)
-        put_srcloc(wr, btc_vec_at(&m->payload_srclocs, i), 1);
+        btcw_put_srcloc(wr, btc_vec_at(&m->payload_srclocs, i), 1);
     uint64_t hints = 0;
     for (size_t i = 0; i < m->srclocs.len; i++)
         hints += ((uint64_t *)m->srcloc_zone_counts.data)[i] > 0;
@@ -1027,7 +924,7 @@ static int write_payload(struct writer *wr)
             put_u64(w, c);
         }
     }
-    put_u64(w, 0); /* GPU zone hints */
+    btcw_gpu_hints(wr);
     if ((rc = write_locks(wr)) < 0)
         return rc;
 
@@ -1043,10 +940,7 @@ static int write_payload(struct writer *wr)
     if (rc < 0)
         return rc;
 
-    put_u64(w, 0); /* GPU: zones, child lists, contexts */
-    put_u64(w, 0);
-    put_u64(w, 0);
-    if ((rc = write_plots(wr)) < 0 || (rc = write_memory(wr)) < 0)
+    if ((rc = btcw_gpu(wr)) < 0 || (rc = write_plots(wr)) < 0 || (rc = write_memory(wr)) < 0)
         return rc;
     write_callstacks(wr);
     put_u64(w, m->app_info.len);

@@ -1,0 +1,202 @@
+/* The rich upstream recording (tests/data/tracy-0.14.0-full: system tracing,
+ * code transfer, GPU C API, fibers, locks, frame image) replayed over a real
+ * socket by the fake client: the capture completes, asks what upstream's
+ * capture asked for the kinds it keeps, and the counts of its README hold in
+ * the model and in both file layouts, read back by our reader. */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "btc_capture.h"
+#include "btc_format.h"
+#include "btc_tracy.h"
+#include "replay_client.h"
+
+static struct bt_replay *replay;
+static int serve_rc = -1;
+static char serve_err[512];
+static struct btc_capture cap;
+static int capture_rc;
+static char dir[] = "/tmp/bt-replay-full-XXXXXX";
+static char path14[4200], path11[4200];
+
+static void *serve(void *arg)
+{
+    serve_rc = bt_replay_serve(arg, serve_err, sizeof serve_err);
+    return NULL;
+}
+
+static void capture_completes(void **state)
+{
+    (void)state;
+    assert_int_equal(capture_rc, BTC_OK);
+    assert_int_equal(cap.end, BTC_END_COMPLETE);
+    assert_int_equal(serve_rc, 0);
+    assert_int_equal(btc_model_outstanding(&cap.model), 0);
+}
+
+/* README "Queries the capture sent": the deterministic rows. */
+static void capture_asks_what_upstream_asked(void **state)
+{
+    (void)state;
+    const uint64_t *q = bt_replay_query_counts(replay);
+    assert_int_equal(q[BT_QUERY_STRING], 40);
+    assert_int_equal(q[BT_QUERY_SOURCE_LOCATION], 24);
+    assert_int_equal(q[BT_QUERY_PLOT_NAME], 4);
+    assert_int_equal(q[BT_QUERY_FRAME_NAME], 2);
+    assert_int_equal(q[BT_QUERY_FIBER_NAME], 2);
+    assert_int_equal(q[BT_QUERY_TERMINATE], 1);
+}
+
+static void every_cpu_zone_is_kept(void **state)
+{
+    (void)state;
+    assert_int_equal(cap.model.zone_count, 5127);
+}
+
+/* README "GPU": one OpenGL context with calibration, 70 zones on one
+ * timeline, depth 2, 20 with a callstack, and exact synthetic durations. */
+static void gpu_context_and_zones_are_kept(void **state)
+{
+    (void)state;
+    const struct btc_gpu *g = &cap.model.gpu;
+    assert_int_equal(g->ctxs.len, 1);
+    const struct btc_gpu_ctx *c = btc_vec_at(&g->ctxs, 0);
+    assert_int_equal(c->type, 1);
+    assert_int_equal(c->calibration, 1);
+    assert_true(c->period == 1.0f);
+    assert_int_equal(c->count, 70);
+    assert_int_equal(c->timelines.len, 1);
+    assert_true(c->calibration_mod == 1.0);
+    assert_string_equal(btc_strtab_get(&cap.model.strings, (uint32_t)c->name, NULL),
+                        "full-gpu-ctx");
+    assert_int_equal(g->zone_count, 70);
+    assert_int_equal(g->child_lists, 10); /* each gpu_static holds a gpu_child */
+
+    /* Durations on the GPU (ns) -> zones: README's table. */
+    const struct {
+        int64_t ns;
+        int zones;
+    } want[] = {{2500, 10}, {1200, 10}, {800, 10}, {900, 10}, {3500, 2}, {3900, 2},
+                {2000, 2},  {2400, 2},  {1500, 4}, {1600, 3}, {1700, 3}};
+    int got[sizeof want / sizeof want[0]] = {0};
+    int with_callstack = 0, unended = 0, zones = 0;
+    struct btc_spool_reader r;
+    assert_int_equal(btc_spool_reader_open(&r, (struct btc_spool *)&g->zones), 0);
+    const uint8_t *p;
+    while (btc_spool_reader_next(&r, &p) > 0) {
+        struct btc_gpu_zone_rec z;
+        memcpy(&z, p, sizeof z);
+        zones++;
+        with_callstack += z.callstack != 0;
+        unended += z.cpu_end < z.cpu_start || z.gpu_end < z.gpu_start || z.gpu_start < 0;
+        for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+            got[i] += z.gpu_end - z.gpu_start == want[i].ns;
+    }
+    btc_spool_reader_close(&r);
+    assert_int_equal(zones, 70);
+    assert_int_equal(with_callstack, 20);
+    assert_int_equal(unended, 0);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        if (got[i] != want[i].zones)
+            fprintf(stderr, "GPU duration %lld ns: %d zones, want %d\n", (long long)want[i].ns,
+                    got[i], want[i].zones);
+        assert_int_equal(got[i], want[i].zones);
+    }
+}
+
+static void file_holds_the_counts(const char *path)
+{
+    struct btc_trace t;
+    char err[512];
+    int rc = btc_tracy_read(path, &t, NULL, NULL, err, sizeof err);
+    if (rc < 0)
+        fprintf(stderr, "%s: %s\n", path, err);
+    assert_int_equal(rc, 0);
+    assert_int_equal(t.zones, 5127);
+    assert_int_equal(t.gpu_contexts, 1);
+    assert_int_equal(t.gpu_zones, 70);
+    assert_int_equal(t.gpu_zones_timed, 70);
+    assert_int_equal(t.gpu_zones_with_callstack, 20);
+    btc_trace_free(&t);
+}
+
+static void file_0_14_0_holds_the_counts(void **state)
+{
+    (void)state;
+    file_holds_the_counts(path14);
+}
+
+static void file_0_11_1_holds_the_counts(void **state)
+{
+    (void)state;
+    file_holds_the_counts(path11);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+        return 2;
+    }
+    if (!mkdtemp(dir)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    char err[512];
+    unsigned port;
+    struct bt_replay_opts ro = {.data_dir = argv[1]};
+    if (bt_replay_open(&replay, &ro, &port, err, sizeof err) < 0) {
+        fprintf(stderr, "replay: %s\n", err);
+        return 1;
+    }
+    pthread_t th;
+    pthread_create(&th, NULL, serve, replay);
+    struct btc_capture_opts co = {
+        .host = "127.0.0.1", .port = port, .connect_timeout_s = 20, .spool_dir = dir};
+    capture_rc = btc_capture_run(&cap, &co);
+    pthread_join(th, NULL);
+    if (serve_rc < 0)
+        fprintf(stderr, "replay: %s\n", serve_err);
+    if (capture_rc < 0 || cap.end != BTC_END_COMPLETE)
+        fprintf(stderr, "capture: %s\n", cap.err);
+
+    snprintf(path14, sizeof path14, "%s/full-0.14.0.tracy", dir);
+    snprintf(path11, sizeof path11, "%s/full-0.11.1.tracy", dir);
+    int wrc = cap.have_model ? btc_model_finish(&cap.model) : -1;
+    if (wrc >= 0)
+        wrc = btc_tracy_write(&cap.model, path14, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err);
+    if (wrc >= 0)
+        wrc = btc_tracy_write(&cap.model, path11, BTC_FILE_VERSION_0_11_1, NULL, err, sizeof err);
+    if (wrc < 0)
+        fprintf(stderr, "write: %s\n", err);
+
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(capture_completes),
+        cmocka_unit_test(capture_asks_what_upstream_asked),
+        cmocka_unit_test(every_cpu_zone_is_kept),
+        cmocka_unit_test(gpu_context_and_zones_are_kept),
+        cmocka_unit_test(file_0_14_0_holds_the_counts),
+        cmocka_unit_test(file_0_11_1_holds_the_counts),
+    };
+    int failed = cmocka_run_group_tests_name("replay_full", tests, NULL, NULL);
+    btc_capture_free(&cap);
+    bt_replay_close(replay);
+    if (getenv("BT_KEEP_TEST_FILES"))
+        fprintf(stderr, "files kept in %s\n", dir);
+    else {
+        unlink(path14);
+        unlink(path11);
+        rmdir(dir);
+    }
+    return failed || wrc < 0;
+}

@@ -1,0 +1,30 @@
+/* What the units of the model (btc_model.c and the units for each kind of
+ * data, such as btc_gpu.c) share: the model's own helpers for threads,
+ * source locations, strings and errors. Internal to the capture core. */
+#ifndef BTC_MODEL_PARTS_H
+#define BTC_MODEL_PARTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "btc_model.h"
+
+/* Sets err to "stream offset N: event NAME (T): WHAT"; returns BTC_ERR_PROTOCOL. */
+int btcm_fail(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Sets err to the out-of-memory message; returns BTC_ERR_NOMEM. */
+int btcm_nomem(char *err, size_t errlen);
+/* Static source location id for a wire key (queried on first sight);
+ * BTC_ERR_PROTOCOL when there are too many. */
+int btcm_static_srcloc(struct btc_model *m, uint64_t key, int16_t *id);
+/* Model index of a thread id (created, and its name asked, on first sight). */
+int64_t btcm_get_thread(struct btc_model *m, uint64_t tid);
+/* Model index of the thread (or the fiber it runs) per-thread events are for. */
+int64_t btcm_current_thread(struct btc_model *m);
+struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index);
+/* String index of bytes, interned. */
+int64_t btcm_intern(struct btc_model *m, const char *s, size_t len);
+/* Moves the trace's last time forward to t. */
+void btcm_see_time(struct btc_model *m, int64_t t);
+
+#endif

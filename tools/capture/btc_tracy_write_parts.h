@@ -1,0 +1,138 @@
+/* The .tracy writer's shared parts: the compressed block stream (struct fw)
+ * with its little-endian put helpers, and the writer state every section
+ * unit (btc_tracy_write.c, btc_tracy_write_gpu.c, ...) writes through.
+ * Internal to the capture core. */
+#ifndef BTC_TRACY_WRITE_PARTS_H
+#define BTC_TRACY_WRITE_PARTS_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <zstd.h>
+
+#include "btc_format.h"
+#include "btc_model.h"
+
+struct fw {
+    FILE *f;
+    uint8_t *blk;
+    size_t len;
+    ZSTD_CCtx *z;
+    uint8_t *out;
+    size_t out_cap;
+    uint64_t file_bytes;
+    int failed;
+};
+
+/* Appends n bytes, compressing each block as it fills (btc_tracy_write.c). */
+void btc_fw_put(struct fw *w, const void *p, size_t n);
+static inline void put(struct fw *w, const void *p, size_t n)
+{
+    btc_fw_put(w, p, n);
+}
+
+static inline void put_u8(struct fw *w, uint8_t v)
+{
+    put(w, &v, 1);
+}
+/* Little-endian stores; one machine store on little-endian hosts, which
+ * matters here: a zone costs five of them. */
+static inline void le_store(uint8_t *p, uint64_t v, unsigned n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, n);
+#else
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
+
+/* n is a constant at every call, so each put_uN inlines to its own fast
+ * path: one store while the block has room. */
+static inline void put_le(struct fw *w, uint64_t v, unsigned n)
+{
+    if (w->len + n < BTC_FILE_BLOCK_SIZE) {
+        le_store(w->blk + w->len, v, n);
+        w->len += n;
+        return;
+    }
+    uint8_t b[8];
+    le_store(b, v, n);
+    put(w, b, n);
+}
+static inline void put_u16(struct fw *w, uint16_t v)
+{
+    put_le(w, v, 2);
+}
+static inline void put_u32(struct fw *w, uint32_t v)
+{
+    put_le(w, v, 4);
+}
+static inline void put_u64(struct fw *w, uint64_t v)
+{
+    put_le(w, v, 8);
+}
+static inline void put_i64(struct fw *w, int64_t v)
+{
+    put_u64(w, (uint64_t)v);
+}
+static inline void put_f64(struct fw *w, double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    put_u64(w, b);
+}
+static inline void put_u24(struct fw *w, uint32_t v)
+{
+    put_le(w, v & 0xFFFFFF, 3);
+}
+/* Time written against a running reference (notes 7.2 "WTO"). */
+static inline void put_wto(struct fw *w, int64_t *ref, int64_t t)
+{
+    put_u64(w, (uint64_t)t - (uint64_t)*ref);
+    *ref = t;
+}
+static inline void put_str(struct fw *w, const char *s, size_t n)
+{
+    put_u64(w, n);
+    put(w, s, n);
+}
+static inline void put_strref_idx(struct fw *w, int64_t idx)
+{
+    if (idx < 0) {
+        put_u64(w, 0);
+        put_u8(w, 0);
+    } else {
+        put_u64(w, (uint64_t)idx);
+        put_u8(w, BTC_STRREF_IDX | BTC_STRREF_ACTIVE);
+    }
+}
+
+static inline int64_t welcome_ns(const struct btc_welcome *wl, int64_t ticks)
+{
+    return btc_ticks_to_ns(wl->timer_mul, wl->init_begin, ticks);
+}
+
+struct writer {
+    struct btc_model *m;
+    struct fw w;
+    uint32_t version;
+    int64_t unknown;     /* string index of "???" */
+    int64_t frame_name;  /* string index of "Frame" */
+    uint64_t texts_base; /* string index of the first spooled text */
+    char *err;
+    size_t errlen;
+};
+
+/* String index for a wire key, "???" when the client never answered. */
+int64_t btcw_key_string(struct writer *wr, uint64_t key);
+/* A source location record (35 bytes) of the file. */
+void btcw_put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_payload);
+/* Names a spool that could not be read back; returns BTC_ERR_IO. */
+int btcw_io_fail(struct writer *wr, const char *what);
+
+/* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
+void btcw_gpu_hints(struct writer *wr);
+int btcw_gpu(struct writer *wr);
+
+#endif
