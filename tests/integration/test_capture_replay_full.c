@@ -127,6 +127,10 @@ static void file_holds_the_counts(const char *path)
     assert_int_equal(t.gpu_zones, 70);
     assert_int_equal(t.gpu_zones_timed, 70);
     assert_int_equal(t.gpu_zones_with_callstack, 20);
+    /* README "Locks": 2 locks, 2,405 + 583 events, 9 marks each. */
+    assert_int_equal(t.locks, 2);
+    assert_int_equal(t.lock_events, 2405 + 583);
+    assert_int_equal(t.lock_events_marked, 18);
     btc_trace_free(&t);
 }
 

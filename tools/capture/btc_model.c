@@ -948,11 +948,31 @@ static int lock_event(struct btc_model *m, const struct btc_event *ev, char *err
         return BTC_OK;
     }
     if (t == BT_EV_LOCK_MARK) {
-        int16_t id;
-        int rc = static_srcloc(m, bt_wire_get_u64(p + 9), &id);
+        /* As upstream: the mark names where the thread's last wait or
+         * obtain of this lock happened. */
+        int16_t sl;
+        int rc = static_srcloc(m, bt_wire_get_u64(p + 9), &sl);
         if (rc >= 0 && get_thread(m, bt_wire_get_u32(p + 1)) < 0)
             rc = BTC_ERR_NOMEM;
-        return rc < 0 ? failf(ev, err, errlen, "cannot record the lock mark") : BTC_OK;
+        if (rc < 0)
+            return failf(ev, err, errlen, "cannot record the lock mark");
+        uint32_t li;
+        struct btc_lock *l = find_lock(m, bt_wire_get_u32(p + 5), &li);
+        if (!l)
+            return failf(ev, err, errlen, "lock %u marked before its LockAnnounce",
+                         bt_wire_get_u32(p + 5));
+        uint64_t tid = bt_wire_get_u32(p + 1);
+        for (unsigned k = 0; k < l->nthreads; k++) {
+            if (l->tids[k] != tid || !l->markable[k])
+                continue;
+            if (btc_spool_patch(&m->lock_events, l->markable[k] - 1,
+                                offsetof(struct btc_lock_rec, srcloc), &sl, sizeof sl) < 0) {
+                snprintf(err, errlen, "cannot write the lock spool");
+                return BTC_ERR_IO;
+            }
+            break;
+        }
+        return BTC_OK;
     }
     uint32_t id = bt_wire_get_u32(p + ((t == BT_EV_LOCK_RELEASE || t == BT_EV_LOCK_SHARED_RELEASE ||
                                         t == BT_EV_LOCK_NAME || t == BT_EV_LOCK_TERMINATE)
@@ -1017,9 +1037,14 @@ static int lock_event(struct btc_model *m, const struct btc_event *ev, char *err
         if (t == BT_EV_LOCK_OBTAIN)
             l->holder = (uint8_t)k;
     }
+    uint64_t idx;
+    if (btc_spool_append(&m->lock_events, &r, &idx) < 0)
+        return BTC_ERR_IO;
+    if (r.type != 2 && r.type != 5) /* waits and obtains can be marked */
+        l->markable[r.thread] = idx + 1;
     l->events++;
     see_time(m, ev->time);
-    return btc_spool_append(&m->lock_events, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+    return BTC_OK;
 }
 
 /* ---- callstacks and symbols ------------------------------------------- */

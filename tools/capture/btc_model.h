@@ -153,6 +153,9 @@ struct btc_lock {
     unsigned nthreads;
     uint64_t events;
     uint8_t holder;
+    /* Per thread of the lock: its last wait or obtain event (spool record
+     * + 1, 0 none), which a LockMark gives a source location. */
+    uint64_t markable[BTC_LOCK_MAX_THREADS];
 };
 
 struct btc_cs_frame {

@@ -80,6 +80,7 @@ struct btc_trace {
     struct btc_vec app_info;    /* u32 string index */
     uint64_t zones, zones_unended, messages, messages_user, messages_colored, messages_tracy;
     uint64_t messages_with_callstack, locks, lock_events;
+    uint64_t lock_events_marked; /* given a source location by a LockMark */
     uint64_t callstacks, callstack_frames, symbols;
     uint64_t extras;
     uint64_t cpu_threads; /* CPU topology entries */

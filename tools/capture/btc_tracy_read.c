@@ -563,8 +563,11 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         skip(r, nth * 8);
         uint64_t ne = g64(r);
         t->lock_events += ne;
-        for (uint64_t k = 0; k < ne && !r->failed; k++)
-            skip(r, 12);
+        for (uint64_t k = 0; k < ne && !r->failed; k++) {
+            skip(r, 8); /* time */
+            t->lock_events_marked += g16(r) != 0;
+            skip(r, 2); /* thread, type */
+        }
     }
 
     n = g64(r); /* messages */
