@@ -50,6 +50,7 @@ static void capture_asks_what_upstream_asked(void **state)
     (void)state;
     const uint64_t *q = bt_replay_query_counts(replay);
     assert_int_equal(q[BT_QUERY_STRING], 40);
+    assert_int_equal(q[BT_QUERY_THREAD_STRING], 10); /* sampled threads named too */
     assert_int_equal(q[BT_QUERY_SOURCE_LOCATION], 24);
     assert_int_equal(q[BT_QUERY_PLOT_NAME], 4);
     assert_int_equal(q[BT_QUERY_FRAME_NAME], 2);
@@ -127,6 +128,30 @@ static void file_holds_the_counts(const char *path)
     assert_int_equal(t.gpu_zones, 70);
     assert_int_equal(t.gpu_zones_timed, 70);
     assert_int_equal(t.gpu_zones_with_callstack, 20);
+    /* README "Timing-dependent results", equal here since the replay is
+     * byte-exact: 6,965 samples, 5,200 of them at context switches; per
+     * thread (samples / at context switches / kernel top frame), from
+     * session-stats.txt. */
+    assert_int_equal(t.samples, 6965);
+    assert_int_equal(t.ctx_samples, 5200);
+    const struct {
+        const char *name;
+        uint64_t samples, ctx, kernel;
+    } per[] = {{"Main thread", 515, 513, 514},         {"full-worker-1", 1682, 922, 938},
+               {"full-worker-2", 1684, 924, 938},      {"Tracy Sampling", 2129, 2111, 2127},
+               {"Tracy Symbol Worker", 472, 286, 368}, {"full-gpu", 4, 4, 4}};
+    for (size_t i = 0; i < sizeof per / sizeof per[0]; i++) {
+        const struct btc_read_thread *th = NULL;
+        for (size_t k = 0; k < t.threads.len; k++) {
+            const struct btc_read_thread *c = btc_vec_at(&t.threads, k);
+            if (strcmp(btc_trace_string(&t, c->name), per[i].name) == 0)
+                th = c;
+        }
+        assert_non_null(th);
+        assert_int_equal(th->samples, per[i].samples);
+        assert_int_equal(th->ctx_samples, per[i].ctx);
+        assert_int_equal(th->kernel_samples, per[i].kernel);
+    }
     /* README "Locks": 2 locks, 2,405 + 583 events, 9 marks each. */
     assert_int_equal(t.locks, 2);
     assert_int_equal(t.lock_events, 2405 + 583);

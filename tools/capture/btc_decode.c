@@ -388,6 +388,7 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
                 ticks = (int64_t)((uint64_t)*ref + (uint64_t)v);
                 *ref = ticks;
             }
+            ev.ticks = ticks;
             ev.has_time = kind != T_GPU;
             ev.time = kind == T_GPU ? ticks : btc_decoder_ns(d, ticks);
         }

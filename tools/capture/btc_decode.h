@@ -40,7 +40,8 @@ struct btc_event {
     size_t size;      /* total size of the event in the stream */
     uint64_t offset;  /* offset of the type byte in the decompressed stream */
     int has_time;
-    int64_t time; /* ns since the welcome's initBegin (resolved reference chain) */
+    int64_t time;  /* ns since the welcome's initBegin (resolved reference chain) */
+    int64_t ticks; /* the same before conversion: the client's clock */
     const char *str1;
     size_t str1_len; /* staged single string consumed by this event */
     const char *str2;

@@ -83,7 +83,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     m->budget = 8188; /* until the session measures its socket: upstream on Linux loopback */
     m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
         m->lock_events.fd = m->texts.raw.fd = -1;
-    m->gpu.zones.fd = -1;
+    m->gpu.zones.fd = m->samples.spool.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -105,7 +105,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_spool_open(&m->lock_events, spool_dir, sizeof(struct btc_lock_rec), err,
                              errlen)) ||
         (rc = btc_texts_open(&m->texts, spool_dir, err, errlen)) ||
-        (rc = btc_gpu_init(&m->gpu, spool_dir, err, errlen)))
+        (rc = btc_gpu_init(&m->gpu, spool_dir, err, errlen)) ||
+        (rc = btc_samples_init(&m->samples, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -162,6 +163,7 @@ void btc_model_free(struct btc_model *m)
     btc_spool_close(&m->lock_events);
     btc_texts_close(&m->texts);
     btc_gpu_free(&m->gpu);
+    btc_samples_free(&m->samples);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -1442,8 +1444,15 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_GPU_ANNOTATION_NAME:
     case BT_EV_GPU_ZONE_ANNOTATION:
         return btc_gpu_event(m, ev, err, errlen);
+    case BT_EV_CALLSTACK_SAMPLE:
+    case BT_EV_CALLSTACK_SAMPLE32:
+    case BT_EV_CALLSTACK_SAMPLE16:
+    case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH:
+    case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH32:
+    case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH16:
+        return btc_samples_event(m, ev, err, errlen);
     default:
-        /* Parsed and skipped: context switches, samples, hardware
+        /* Parsed and skipped: context switches, hardware
          * samples, fibers, sections, frame images, system time/power, CPU
          * topology, parameters, keep-alives, and answers to queries this
          * capture never sends. Their times still moved the references. */

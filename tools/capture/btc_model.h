@@ -11,6 +11,7 @@
 
 #include "btc_decode.h"
 #include "btc_gpu.h"
+#include "btc_samples.h"
 #include "btc_spool.h"
 #include "btc_util.h"
 
@@ -103,6 +104,11 @@ struct btc_thread {
     int64_t fiber;      /* OS thread: the fiber it runs (model index), -1 none */
     uint8_t is_fiber;   /* this record is a fiber */
     int32_t group_hint; /* ThreadGroupHint / FiberEnter */
+    /* CPU samples (btc_samples.c): all, those taken at context switches,
+     * those whose top frame is in the kernel. */
+    uint64_t samples, ctx_samples, kernel_samples;
+    int64_t last_sample;      /* time of the latest sample */
+    uint8_t samples_unsorted; /* a sample came earlier than the one before */
 };
 
 struct btc_srcloc {
@@ -257,9 +263,10 @@ struct btc_model {
     uint64_t event_count;
 
     struct btc_spool zones, extras, msgs, plot_points, frames, mem, lock_events;
-    struct btc_texts texts; /* zone texts and messages: mostly one of a kind */
-    struct btc_gpu gpu;     /* GPU contexts and zones (btc_gpu.c) */
-    uint64_t zone_text_max; /* highest text-spool number + 1 a zone refers to */
+    struct btc_texts texts;     /* zone texts and messages: mostly one of a kind */
+    struct btc_gpu gpu;         /* GPU contexts and zones (btc_gpu.c) */
+    struct btc_samples samples; /* CPU samples (btc_samples.c) */
+    uint64_t zone_text_max;     /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };
 

@@ -56,6 +56,7 @@ struct btc_read_thread {
     uint64_t id;
     int64_t name; /* string index, -1 none */
     uint64_t zones, messages;
+    uint64_t samples, ctx_samples, kernel_samples; /* CPU samples (all, at context switches) */
 };
 
 /* What a trace holds, apart from zones (those go to the zone callback). */
@@ -85,6 +86,7 @@ struct btc_trace {
     uint64_t extras;
     uint64_t cpu_threads; /* CPU topology entries */
     uint64_t tid_pids;
+    uint64_t samples, ctx_samples; /* CPU samples of all threads */
     uint64_t gpu_contexts, gpu_zones, gpu_zones_with_callstack;
     uint64_t gpu_zones_timed; /* the file's count: zones whose GPU start arrived */
 };

@@ -621,7 +621,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         uint64_t *nm = btc_map_get(&thread_names, th->id);
         th->name = nm ? (int64_t)*nm : -1;
         th->zones = g64(r);
-        g64(r);
+        th->kernel_samples = g64(r);
         g8(r);
         g32(r);
         uint64_t tid = th->id;
@@ -629,8 +629,14 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         th = btc_vec_at(&t->threads, t->threads.len - 1);
         th->messages = g64(r);
         skip(r, th->messages * 8);
-        skip_list(r, 11);
-        skip_list(r, 11);
+        th->ctx_samples = g64(r);
+        for (uint64_t k = 0; k < th->ctx_samples && !r->failed; k++)
+            skip(r, 11);
+        th->samples = g64(r);
+        for (uint64_t k = 0; k < th->samples && !r->failed; k++)
+            skip(r, 11);
+        t->samples += th->samples;
+        t->ctx_samples += th->ctx_samples;
     }
     btc_map_free(&thread_names);
     if (rc < 0)

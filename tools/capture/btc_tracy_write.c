@@ -471,7 +471,7 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         struct btc_thread *t = btc_vec_at(&m->threads, i);
         put_u64(w, t->tid);
         put_u64(w, t->zones);
-        put_u64(w, 0); /* kernel samples */
+        put_u64(w, t->kernel_samples);
         put_u8(w, t->is_fiber);
         put_u32(w, (uint32_t)t->group_hint);
         struct btc_spool *zones = &m->zones;
@@ -484,8 +484,8 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, t->messages);
         if (rc >= 0 && t->messages)
             rc = write_thread_messages(wr, msgs, (uint32_t)i);
-        put_u64(w, 0); /* context-switch samples */
-        put_u64(w, 0); /* samples */
+        if (rc >= 0)
+            rc = btcw_thread_samples(wr, (uint32_t)i);
     }
     if (split) {
         split_close(split);

@@ -131,6 +131,10 @@ void btcw_put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_paylo
 /* Names a spool that could not be read back; returns BTC_ERR_IO. */
 int btcw_io_fail(struct writer *wr, const char *what);
 
+/* A thread's context-switch samples and samples (end of its section 23
+ * record), btc_tracy_write_samples.c. */
+int btcw_thread_samples(struct writer *wr, uint32_t thread);
+
 /* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
