@@ -51,6 +51,7 @@ static void capture_asks_what_upstream_asked(void **state)
     const uint64_t *q = bt_replay_query_counts(replay);
     assert_int_equal(q[BT_QUERY_STRING], 40);
     assert_int_equal(q[BT_QUERY_THREAD_STRING], 10); /* sampled threads named too */
+    assert_int_equal(q[BT_QUERY_EXTERNAL_NAME], 117);
     assert_int_equal(q[BT_QUERY_SOURCE_LOCATION], 24);
     assert_int_equal(q[BT_QUERY_PLOT_NAME], 4);
     assert_int_equal(q[BT_QUERY_FRAME_NAME], 2);
@@ -152,11 +153,49 @@ static void file_holds_the_counts(const char *path)
         assert_int_equal(th->ctx_samples, per[i].ctx);
         assert_int_equal(th->kernel_samples, per[i].kernel);
     }
+    /* Context switches: 5,272 regions on the program's threads and fibers
+     * (82 of them fiber regions), 8,080 on the CPUs; 117 threads seen on
+     * the CPUs, each named through a query. */
+    assert_int_equal(t.ctx_switches, 5272);
+    assert_int_equal(t.cpu_ctx_switches, 8080);
+    assert_int_equal(t.external_threads, 117);
+    assert_int_equal(t.external_names, 117);
     /* README "Locks": 2 locks, 2,405 + 583 events, 9 marks each. */
     assert_int_equal(t.locks, 2);
     assert_int_equal(t.lock_events, 2405 + 583);
     assert_int_equal(t.lock_events_marked, 18);
     btc_trace_free(&t);
+}
+
+/* The file upstream's capture wrote of the same session, read by our
+ * reader: the counts ours must equal. */
+static struct btc_trace upstream;
+
+static void file_holds_upstreams_counts(const char *path)
+{
+    struct btc_trace t;
+    char err[512];
+    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(t.ctx_switches, upstream.ctx_switches);
+    assert_int_equal(t.cpu_ctx_switches, upstream.cpu_ctx_switches);
+    assert_int_equal(t.external_threads, upstream.external_threads);
+    assert_int_equal(t.external_names, upstream.external_names);
+    assert_int_equal(t.cpu_thread_data, upstream.cpu_thread_data);
+    assert_int_equal(t.cpu_regions, upstream.cpu_regions);
+    assert_int_equal(t.cpu_migrations, upstream.cpu_migrations);
+    assert_int_equal(t.samples, upstream.samples);
+    assert_int_equal(t.ctx_samples, upstream.ctx_samples);
+    assert_int_equal(t.gpu_zones, upstream.gpu_zones);
+    assert_int_equal(t.gpu_zones_timed, upstream.gpu_zones_timed);
+    assert_int_equal(t.lock_events_marked, upstream.lock_events_marked);
+    btc_trace_free(&t);
+}
+
+static void files_hold_upstreams_counts(void **state)
+{
+    (void)state;
+    file_holds_upstreams_counts(path14);
+    file_holds_upstreams_counts(path11);
 }
 
 static void file_0_14_0_holds_the_counts(void **state)
@@ -216,7 +255,14 @@ int main(int argc, char **argv)
         cmocka_unit_test(gpu_context_and_zones_are_kept),
         cmocka_unit_test(file_0_14_0_holds_the_counts),
         cmocka_unit_test(file_0_11_1_holds_the_counts),
+        cmocka_unit_test(files_hold_upstreams_counts),
     };
+    char upath[4200];
+    snprintf(upath, sizeof upath, "%s/session.tracy", argv[1]);
+    if (btc_tracy_read(upath, &upstream, NULL, NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", upath, err);
+        return 1;
+    }
     int failed = cmocka_run_group_tests_name("replay_full", tests, NULL, NULL);
     btc_capture_free(&cap);
     bt_replay_close(replay);

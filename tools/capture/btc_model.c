@@ -84,6 +84,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
         m->lock_events.fd = m->texts.raw.fd = -1;
     m->gpu.zones.fd = m->samples.spool.fd = -1;
+    m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -106,7 +107,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
                              errlen)) ||
         (rc = btc_texts_open(&m->texts, spool_dir, err, errlen)) ||
         (rc = btc_gpu_init(&m->gpu, spool_dir, err, errlen)) ||
-        (rc = btc_samples_init(&m->samples, spool_dir, err, errlen)))
+        (rc = btc_samples_init(&m->samples, spool_dir, err, errlen)) ||
+        (rc = btc_ctxswitch_init(&m->ctxswitch, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -164,6 +166,7 @@ void btc_model_free(struct btc_model *m)
     btc_texts_close(&m->texts);
     btc_gpu_free(&m->gpu);
     btc_samples_free(&m->samples);
+    btc_ctxswitch_free(&m->ctxswitch);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -1386,6 +1389,14 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
             return (ti == BTC_ERR_PROTOCOL || fi == BTC_ERR_PROTOCOL)
                        ? failf(ev, err, errlen, "too many threads")
                        : nomem(err, errlen);
+        /* The fiber's run is a region of its own (upstream's fiber
+         * context switches). */
+        int64_t was = thread_at(m, ti)->fiber;
+        if (btc_ctxswitch_fiber(m, thread_at(m, ti)->tid, was >= 0 ? thread_at(m, was)->tid : 0,
+                                enter ? thread_at(m, fi)->tid : 0, ev->time) < 0) {
+            snprintf(err, errlen, "cannot write the context switch spool");
+            return BTC_ERR_IO;
+        }
         thread_at(m, ti)->fiber = fi;
         if (enter)
             thread_at(m, fi)->group_hint = (int32_t)bt_wire_get_u32(p + 21);
@@ -1451,8 +1462,14 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH32:
     case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH16:
         return btc_samples_event(m, ev, err, errlen);
+    case BT_EV_CONTEXT_SWITCH:
+    case BT_EV_THREAD_WAKEUP:
+        return btc_ctxswitch_event(m, ev, err, errlen);
+    case BT_EV_EXTERNAL_NAME:
+    case BT_EV_EXTERNAL_THREAD_NAME:
+        return btc_ctxswitch_name(m, ev, err, errlen);
     default:
-        /* Parsed and skipped: context switches, hardware
+        /* Parsed and skipped: hardware
          * samples, fibers, sections, frame images, system time/power, CPU
          * topology, parameters, keep-alives, and answers to queries this
          * capture never sends. Their times still moved the references. */
@@ -1517,6 +1534,16 @@ struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index)
 int64_t btcm_intern(struct btc_model *m, const char *s, size_t len)
 {
     return intern(m, s, len);
+}
+
+int btcm_query(struct btc_model *m, uint8_t type, uint64_t key)
+{
+    return query(m, type, key);
+}
+
+void btcm_answered(struct btc_model *m, uint8_t type, uint64_t key)
+{
+    answered(m, type, key);
 }
 
 void btcm_see_time(struct btc_model *m, int64_t t)

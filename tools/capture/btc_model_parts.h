@@ -24,6 +24,10 @@ int64_t btcm_current_thread(struct btc_model *m);
 struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index);
 /* String index of bytes, interned. */
 int64_t btcm_intern(struct btc_model *m, const char *s, size_t len);
+/* Queues a query to the client (once per type and key). */
+int btcm_query(struct btc_model *m, uint8_t type, uint64_t key);
+/* Marks the answer to (type, key) received. */
+void btcm_answered(struct btc_model *m, uint8_t type, uint64_t key);
 /* Moves the trace's last time forward to t. */
 void btcm_see_time(struct btc_model *m, int64_t t);
 

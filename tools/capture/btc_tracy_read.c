@@ -500,9 +500,13 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         struct btc_read_frameset *fs = btc_vec_at(&t->framesets, i);
         fs->name = fs->name ? string_of_key(t, (uint64_t)fs->name) : -1;
     }
-    skip_list(r, 24); /* external names */
-    skip_list(r, 8);  /* thread compression */
-    skip_list(r, 8);  /* external thread compression */
+    t->external_names = g64(r);
+    for (uint64_t i = 0; i < t->external_names && !r->failed; i++)
+        skip(r, 24);
+    skip_list(r, 8); /* thread compression */
+    t->external_threads = g64(r);
+    for (uint64_t i = 0; i < t->external_threads && !r->failed; i++)
+        skip(r, 8);
 
     /* Section 14 may list static locations in any order; zones refer to
      * them through the index table (section 15), whose entry s holds the key
@@ -736,16 +740,28 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     n = g64(r); /* context switches */
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         g64(r);
-        skip_list(r, v14 ? 36 : 35);
+        uint64_t k = g64(r);
+        t->ctx_switches += k;
+        for (uint64_t j = 0; j < k && !r->failed; j++)
+            skip(r, v14 ? 36 : 35);
     }
     g64(r); /* per-CPU context switches */
-    for (unsigned c = 0; c < BTC_FILE_PER_CPU_SLOTS && !r->failed; c++)
-        skip_list(r, 18);
+    for (unsigned c = 0; c < BTC_FILE_PER_CPU_SLOTS && !r->failed; c++) {
+        uint64_t k = g64(r);
+        t->cpu_ctx_switches += k;
+        for (uint64_t j = 0; j < k && !r->failed; j++)
+            skip(r, 18);
+    }
     t->tid_pids = g64(r); /* tid -> pid */
     for (uint64_t i = 0; i < t->tid_pids && !r->failed; i++)
         skip(r, 16);
-    skip_list(r, 24); /* CPU thread data */
-    g64(r);           /* symbol locations */
+    t->cpu_thread_data = g64(r);
+    for (uint64_t i = 0; i < t->cpu_thread_data && !r->failed; i++) {
+        skip(r, 16); /* tid, running time */
+        t->cpu_regions += g32(r);
+        t->cpu_migrations += g32(r);
+    }
+    g64(r); /* symbol locations */
     g64(r);
     n = g64(r);
     t->symbols = n;

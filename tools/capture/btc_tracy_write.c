@@ -884,12 +884,12 @@ static int write_payload(struct writer *wr)
             put_u64(w, (uint64_t)t->name);
         }
     }
-    put_u64(w, 0); /* external names */
+    btcw_external_names(wr);
     put_u64(w, m->threads.len + 1);
     put_u64(w, 0);
     for (size_t i = 0; i < m->threads.len; i++)
         put_u64(w, ((struct btc_thread *)btc_vec_at(&m->threads, i))->tid);
-    put_u64(w, 0); /* external thread compression */
+    btcw_external_threads(wr);
 
     put_u64(w, m->srclocs.len);
     for (size_t i = 0; i < m->srclocs.len; i++) {
@@ -948,10 +948,8 @@ static int write_payload(struct writer *wr)
         put_strref_idx(w, ((uint32_t *)m->app_info.data)[i]);
     put_u32(w, 0); /* frame image dictionary */
     put_u64(w, 0); /* frame images */
-    put_u64(w, 0); /* context switches */
-    put_u64(w, 0); /* per-CPU context switches: total, then 256 empty CPUs */
-    for (unsigned i = 0; i < BTC_FILE_PER_CPU_SLOTS; i++)
-        put_u64(w, 0);
+    if ((rc = btcw_ctxswitch(wr)) < 0)
+        return rc;
     put_u64(w, m->tid_pid.len);
     for (size_t i = 0; i < m->tid_pid.cap; i++) {
         if (m->tid_pid.used[i]) {
@@ -959,7 +957,7 @@ static int write_payload(struct writer *wr)
             put_u64(w, m->tid_pid.vals[i]);
         }
     }
-    put_u64(w, 0); /* CPU thread data */
+    btcw_cpu_threads(wr);
     write_symbols(wr);
     put_u64(w, 0); /* hardware samples */
     put_u64(w, 0); /* source file cache */

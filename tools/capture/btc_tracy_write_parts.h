@@ -135,6 +135,14 @@ int btcw_io_fail(struct writer *wr, const char *what);
  * record), btc_tracy_write_samples.c. */
 int btcw_thread_samples(struct writer *wr, uint32_t thread);
 
+/* Context switches, btc_tracy_write_ctxswitch.c: external names (section
+ * 11), the external thread table (13), the regions of threads and CPUs (31,
+ * 32) and the per-thread CPU figures (34). */
+void btcw_external_names(struct writer *wr);
+void btcw_external_threads(struct writer *wr);
+int btcw_ctxswitch(struct writer *wr);
+void btcw_cpu_threads(struct writer *wr);
+
 /* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
