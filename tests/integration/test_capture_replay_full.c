@@ -116,6 +116,22 @@ static void gpu_context_and_zones_are_kept(void **state)
     }
 }
 
+/* README "Frames": 1 frame image, 64x32, 1,024 bytes of DXT1, attached to
+ * the default set's frame 11. */
+static void the_frame_image_is_kept(void **state)
+{
+    (void)state;
+    const struct btc_frame_images *f = &cap.model.frame_images;
+    assert_int_equal(f->images.len, 1);
+    assert_int_equal(f->dropped, 0);
+    const struct btc_frame_image *img = btc_vec_at(&f->images, 0);
+    assert_int_equal(img->w, 64);
+    assert_int_equal(img->h, 32);
+    uint64_t *at = btc_map_get(&f->by_frame, 11);
+    assert_non_null(at);
+    assert_int_equal(*at, 0);
+}
+
 static void file_holds_the_counts(const char *path)
 {
     struct btc_trace t;
@@ -188,6 +204,7 @@ static void file_holds_upstreams_counts(const char *path)
     assert_int_equal(t.gpu_zones, upstream.gpu_zones);
     assert_int_equal(t.gpu_zones_timed, upstream.gpu_zones_timed);
     assert_int_equal(t.lock_events_marked, upstream.lock_events_marked);
+    assert_int_equal(t.frame_images, upstream.frame_images);
     btc_trace_free(&t);
 }
 
@@ -253,6 +270,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(capture_asks_what_upstream_asked),
         cmocka_unit_test(every_cpu_zone_is_kept),
         cmocka_unit_test(gpu_context_and_zones_are_kept),
+        cmocka_unit_test(the_frame_image_is_kept),
         cmocka_unit_test(file_0_14_0_holds_the_counts),
         cmocka_unit_test(file_0_11_1_holds_the_counts),
         cmocka_unit_test(files_hold_upstreams_counts),

@@ -85,6 +85,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         m->lock_events.fd = m->texts.raw.fd = -1;
     m->gpu.zones.fd = m->samples.spool.fd = -1;
     m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;
+    m->frame_images.data.raw.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -108,7 +109,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_texts_open(&m->texts, spool_dir, err, errlen)) ||
         (rc = btc_gpu_init(&m->gpu, spool_dir, err, errlen)) ||
         (rc = btc_samples_init(&m->samples, spool_dir, err, errlen)) ||
-        (rc = btc_ctxswitch_init(&m->ctxswitch, spool_dir, err, errlen)))
+        (rc = btc_ctxswitch_init(&m->ctxswitch, spool_dir, err, errlen)) ||
+        (rc = btc_frame_images_init(&m->frame_images, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -167,6 +169,7 @@ void btc_model_free(struct btc_model *m)
     btc_gpu_free(&m->gpu);
     btc_samples_free(&m->samples);
     btc_ctxswitch_free(&m->ctxswitch);
+    btc_frame_images_free(&m->frame_images);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -1468,9 +1471,12 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_EXTERNAL_NAME:
     case BT_EV_EXTERNAL_THREAD_NAME:
         return btc_ctxswitch_name(m, ev, err, errlen);
+    case BT_EV_FRAME_IMAGE:
+    case BT_EV_FRAME_IMAGE_DATA:
+        return btc_frame_images_event(m, ev, err, errlen);
     default:
         /* Parsed and skipped: hardware
-         * samples, fibers, sections, frame images, system time/power, CPU
+         * samples, sections, system power, CPU
          * topology, parameters, keep-alives, and answers to queries this
          * capture never sends. Their times still moved the references. */
         if (ev->has_time && ev->type != BT_EV_GPU_TIME)

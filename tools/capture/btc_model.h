@@ -11,6 +11,7 @@
 
 #include "btc_ctxswitch.h"
 #include "btc_decode.h"
+#include "btc_frame_images.h"
 #include "btc_gpu.h"
 #include "btc_samples.h"
 #include "btc_spool.h"
@@ -264,11 +265,12 @@ struct btc_model {
     uint64_t event_count;
 
     struct btc_spool zones, extras, msgs, plot_points, frames, mem, lock_events;
-    struct btc_texts texts;         /* zone texts and messages: mostly one of a kind */
-    struct btc_gpu gpu;             /* GPU contexts and zones (btc_gpu.c) */
-    struct btc_samples samples;     /* CPU samples (btc_samples.c) */
-    struct btc_ctxswitch ctxswitch; /* context switches (btc_ctxswitch.c) */
-    uint64_t zone_text_max;         /* highest text-spool number + 1 a zone refers to */
+    struct btc_texts texts;               /* zone texts and messages: mostly one of a kind */
+    struct btc_gpu gpu;                   /* GPU contexts and zones (btc_gpu.c) */
+    struct btc_samples samples;           /* CPU samples (btc_samples.c) */
+    struct btc_ctxswitch ctxswitch;       /* context switches (btc_ctxswitch.c) */
+    struct btc_frame_images frame_images; /* (btc_frame_images.c) */
+    uint64_t zone_text_max;               /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };
 

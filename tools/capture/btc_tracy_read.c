@@ -732,6 +732,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     }
     skip(r, g32(r)); /* frame image dictionary */
     n = g64(r);
+    t->frame_images = n;
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         uint16_t w = g16(r), h = g16(r);
         g8(r);

@@ -104,18 +104,19 @@ static int write_frames(struct writer *wr)
         put_u64(w, fs->key);
         put_u8(w, (uint8_t)fs->continuous);
         int64_t ref = 0;
+        uint64_t n = 0; /* frames written: the default set's frame index */
         if (s == 0) {
             /* Upstream's default set starts with frames at 0 and initEnd,
              * and for an on-demand client one at the time it connected. */
             int on_demand = (m->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) != 0;
             put_u64(w, fs->count + 2 + (uint64_t)on_demand);
             put_wto(w, &ref, 0);
-            put_u32(w, UINT32_MAX);
+            put_u32(w, (uint32_t)btcw_frame_image(wr, n++));
             put_wto(w, &ref, welcome_ns(&m->welcome, m->welcome.init_end));
-            put_u32(w, UINT32_MAX);
+            put_u32(w, (uint32_t)btcw_frame_image(wr, n++));
             if (on_demand) {
                 put_wto(w, &ref, welcome_ns(&m->welcome, m->welcome.on_demand_time));
-                put_u32(w, UINT32_MAX);
+                put_u32(w, (uint32_t)btcw_frame_image(wr, n++));
             }
         } else {
             put_u64(w, fs->count);
@@ -134,7 +135,7 @@ static int write_frames(struct writer *wr)
                 continue;
             if (f.kind == BTC_FRAME_MARK) {
                 put_wto(w, &ref, f.time);
-                put_u32(w, UINT32_MAX);
+                put_u32(w, s == 0 ? (uint32_t)btcw_frame_image(wr, n++) : UINT32_MAX);
             } else if (f.kind == BTC_FRAME_START) {
                 start = f.time;
                 have_start = 1;
@@ -946,9 +947,7 @@ static int write_payload(struct writer *wr)
     put_u64(w, m->app_info.len);
     for (size_t i = 0; i < m->app_info.len; i++)
         put_strref_idx(w, ((uint32_t *)m->app_info.data)[i]);
-    put_u32(w, 0); /* frame image dictionary */
-    put_u64(w, 0); /* frame images */
-    if ((rc = btcw_ctxswitch(wr)) < 0)
+    if ((rc = btcw_frame_images(wr)) < 0 || (rc = btcw_ctxswitch(wr)) < 0)
         return rc;
     put_u64(w, m->tid_pid.len);
     for (size_t i = 0; i < m->tid_pid.cap; i++) {

@@ -143,6 +143,11 @@ void btcw_external_threads(struct writer *wr);
 int btcw_ctxswitch(struct writer *wr);
 void btcw_cpu_threads(struct writer *wr);
 
+/* Frame images, btc_tracy_write_images.c: the image of the default set's
+ * frame (its index there), -1 none; and section 30. */
+int32_t btcw_frame_image(struct writer *wr, uint64_t frame);
+int btcw_frame_images(struct writer *wr);
+
 /* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
