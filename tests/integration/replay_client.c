@@ -38,7 +38,49 @@ struct bt_replay {
     uint64_t queries[BT_QUERY_COUNT];
     uint64_t sent;
     uint64_t zone_begins_sent;
+    uint64_t sources_unrecorded; /* source files asked that the recording has no answer for */
 };
+
+/* What the recorded capture asked, to pair answers that carry no key of
+ * their own: the file name (a hash of it) each source-code query id stood
+ * for. */
+struct recorded_queries {
+    uint64_t *source_ids, *source_names;
+    size_t nsources;
+};
+
+static uint64_t name_hash(const uint8_t *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ s[i]) * 1099511628211ull;
+    return h;
+}
+
+/* A string sent in DataTransfer queries: its size (NUL included), then 12
+ * bytes a part (8 in the pointer, 4 in the extra word). */
+struct transfer {
+    uint8_t buf[4096];
+    size_t size, got;
+};
+
+static void transfer_part(struct transfer *t, const uint8_t *q)
+{
+    uint8_t chunk[12];
+    memcpy(chunk, q + BT_QUERY_OFF_PTR, 8);
+    memcpy(chunk + 8, q + BT_QUERY_OFF_EXTRA, 4);
+    for (size_t i = 0; i < 12 && t->got < t->size; i++, t->got++)
+        if (t->got < sizeof t->buf)
+            t->buf[t->got] = chunk[i];
+}
+
+static uint64_t transfer_hash(const struct transfer *t)
+{
+    size_t n = t->got < sizeof t->buf ? t->got : sizeof t->buf;
+    while (n && t->buf[n - 1] == 0)
+        n--;
+    return name_hash(t->buf, n);
+}
 
 static uint8_t *slurp(const char *dir, const char *name, size_t *len, char *err, size_t errlen)
 {
@@ -102,8 +144,16 @@ static int push_group(struct bt_replay *r, size_t off, size_t len, int answer, u
     return 0;
 }
 
-static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrcloc, char *err,
-                 size_t errlen)
+static uint64_t source_name(const struct recorded_queries *rq, uint64_t id)
+{
+    for (size_t i = 0; i < rq->nsources; i++)
+        if (rq->source_ids[i] == id)
+            return rq->source_names[i];
+    return 0;
+}
+
+static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrcloc,
+                 struct recorded_queries *rq, char *err, size_t errlen)
 {
     size_t pos = 0, start = 0, srcloc_i = 0;
     while (pos < r->stream_len) {
@@ -146,6 +196,31 @@ static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrclo
             }
             answer = BT_QUERY_SOURCE_LOCATION;
             key = srcloc_keys[srcloc_i++];
+            break;
+        case BT_EV_SYMBOL_CODE:
+            answer = BT_QUERY_SYMBOL_CODE;
+            key = bt_wire_get_u64(p + 1);
+            break;
+        case BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE:
+            /* Names no symbol (the client answers kernel symbols at once,
+             * others from a worker, so the order is not the asking one):
+             * the replay says "not available" itself for any symbol whose
+             * code the recording lacks. */
+            answer = BT_QUERY_SYMBOL_CODE;
+            key = UINT64_MAX;
+            break;
+        case BT_EV_SOURCE_CODE:
+            answer = BT_QUERY_SOURCE_CODE;
+            key = source_name(rq, bt_wire_get_u64(p + 1));
+            break;
+        case BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE:
+            answer = BT_QUERY_SOURCE_CODE;
+            key = source_name(rq, bt_wire_get_u32(p + 1));
+            break;
+        case BT_EV_ACK_SERVER_QUERY_NOOP:
+            /* Acknowledges a DataTransfer query: the replay makes its own. */
+            answer = BT_QUERY_DATA_TRANSFER;
+            key = UINT64_MAX;
             break;
         case BT_EV_FIBER_NAME:
             answer = BT_QUERY_FIBER_NAME;
@@ -210,6 +285,7 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
     uint8_t *s2c = c2s ? slurp(o->data_dir, "server-to-client.bin", &s2c_len, err, errlen) : NULL;
     int rc = -1;
     uint64_t *keys = NULL;
+    struct recorded_queries rq = {0};
     if (!c2s || !s2c || c2s_len < sizeof r->welcome)
         goto done;
     memcpy(r->welcome, c2s, sizeof r->welcome);
@@ -217,11 +293,28 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
     /* Source location answers carry no key: pair them with the recorded
      * capture's SourceLocation queries, in order. */
     size_t nkeys = 0;
-    keys = calloc(s2c_len / BT_QUERY_SIZE + 1, sizeof *keys);
-    for (size_t off = BT_WIRE_SHIBBOLETH_SIZE + 4; keys && off + BT_QUERY_SIZE <= s2c_len;
-         off += BT_QUERY_SIZE)
-        if (s2c[off] == BT_QUERY_SOURCE_LOCATION)
-            keys[nkeys++] = bt_wire_get_u64(s2c + off + 1);
+    size_t nq = s2c_len / BT_QUERY_SIZE + 1;
+    keys = calloc(nq, sizeof *keys);
+    rq.source_ids = calloc(nq, sizeof(uint64_t));
+    rq.source_names = calloc(nq, sizeof(uint64_t));
+    static struct transfer tr;
+    uint64_t last_name = 0;
+    for (size_t off = BT_WIRE_SHIBBOLETH_SIZE + 4;
+         keys && rq.source_ids && rq.source_names && off + BT_QUERY_SIZE <= s2c_len;
+         off += BT_QUERY_SIZE) {
+        const uint8_t *q = s2c + off;
+        uint64_t ptr = bt_wire_get_u64(q + BT_QUERY_OFF_PTR);
+        if (q[0] == BT_QUERY_SOURCE_LOCATION)
+            keys[nkeys++] = ptr;
+        else if (q[0] == BT_QUERY_DATA_TRANSFER)
+            tr = (struct transfer){.size = ptr};
+        else if (q[0] == BT_QUERY_DATA_TRANSFER_PART && (transfer_part(&tr, q), tr.got >= tr.size))
+            last_name = transfer_hash(&tr);
+        else if (q[0] == BT_QUERY_SOURCE_CODE) {
+            rq.source_ids[rq.nsources] = ptr;
+            rq.source_names[rq.nsources++] = last_name;
+        }
+    }
 
     /* Decode the recorded frames the way a server does (continue-decoding
      * into a ring), collecting the event bytes in one buffer. */
@@ -251,7 +344,7 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
             ring_off = 0;
         off += 4 + n;
     }
-    if (keys && split(r, keys, nkeys, err, errlen) == 0)
+    if (keys && rq.source_ids && rq.source_names && split(r, keys, nkeys, &rq, err, errlen) == 0)
         rc = 0;
 done_dec:
     LZ4_freeStreamDecode(dec);
@@ -282,6 +375,8 @@ done_dec:
         }
     }
 done:
+    free(rq.source_ids);
+    free(rq.source_names);
     free(keys);
     free(c2s);
     free(s2c);
@@ -399,6 +494,7 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
         return -1;
     }
     struct batch b = {0};
+    static struct transfer xfer;
     size_t next = 0;
     int terminate_sent = 0, rc = -1;
     uint8_t qbuf[BT_QUERY_SIZE * 64];
@@ -424,6 +520,44 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     goto out;
                 }
                 r->queries[type]++;
+                if (type == BT_QUERY_DATA_TRANSFER || type == BT_QUERY_DATA_TRANSFER_PART) {
+                    if (type == BT_QUERY_DATA_TRANSFER)
+                        xfer = (struct transfer){.size = key};
+                    else
+                        transfer_part(&xfer, qbuf + pos);
+                    uint8_t ack = BT_EV_ACK_SERVER_QUERY_NOOP;
+                    if (batch_add(&b, &ack, 1) < 0)
+                        goto out;
+                    continue;
+                }
+                if (type == BT_QUERY_SOURCE_CODE) {
+                    /* Answered by file name, under the id this capture gave. */
+                    const struct group *g = find_answer(r, type, transfer_hash(&xfer));
+                    size_t at = b.len;
+                    if (g) {
+                        if (batch_add(&b, r->stream + g->off, g->len) < 0)
+                            goto out;
+                    } else {
+                        uint8_t na[5] = {BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE};
+                        r->sources_unrecorded++;
+                        if (batch_add(&b, na, sizeof na) < 0)
+                            goto out;
+                    }
+                    /* The answer is the group's last event. */
+                    size_t last = at;
+                    for (size_t e = at; e < b.len;) {
+                        size_t sz = event_size(b.p + e, b.len - e);
+                        if (!sz)
+                            break;
+                        last = e;
+                        e += sz;
+                    }
+                    if (b.p[last] == BT_EV_SOURCE_CODE)
+                        bt_wire_put_u64(b.p + last + 1, key);
+                    else
+                        bt_wire_put_u32(b.p + last + 1, (uint32_t)key);
+                    continue;
+                }
                 if (type == BT_QUERY_TERMINATE) {
                     rc = terminate_sent ? 0 : -1;
                     if (rc < 0)
@@ -431,6 +565,12 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     goto out;
                 }
                 const struct group *g = find_answer(r, type, key);
+                if (!g && type == BT_QUERY_SYMBOL_CODE) {
+                    uint8_t na = BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE;
+                    if (batch_add(&b, &na, 1) < 0)
+                        goto out;
+                    continue;
+                }
                 if (!g) {
                     snprintf(err, errlen,
                              "query type %d for key 0x%llx has no answer in the recording", type,
@@ -497,6 +637,11 @@ const uint64_t *bt_replay_query_counts(const struct bt_replay *r)
 uint64_t bt_replay_events_sent(const struct bt_replay *r)
 {
     return r->sent;
+}
+
+uint64_t bt_replay_sources_unrecorded(const struct bt_replay *r)
+{
+    return r->sources_unrecorded;
 }
 
 void bt_replay_close(struct bt_replay *r)

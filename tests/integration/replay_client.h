@@ -28,6 +28,9 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen);
 const uint64_t *bt_replay_query_counts(const struct bt_replay *r);
 /* Data events sent so far. */
 uint64_t bt_replay_events_sent(const struct bt_replay *r);
+/* Source files the capture asked for that the recording holds no answer
+ * for (answered "not available"). */
+uint64_t bt_replay_sources_unrecorded(const struct bt_replay *r);
 void bt_replay_close(struct bt_replay *r);
 
 #endif

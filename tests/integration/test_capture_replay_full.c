@@ -52,6 +52,7 @@ static void capture_asks_what_upstream_asked(void **state)
     assert_int_equal(q[BT_QUERY_STRING], 40);
     assert_int_equal(q[BT_QUERY_THREAD_STRING], 10); /* sampled threads named too */
     assert_int_equal(q[BT_QUERY_EXTERNAL_NAME], 117);
+    assert_true(q[BT_QUERY_SOURCE_CODE] > 0 && q[BT_QUERY_SYMBOL_CODE] > 0);
     assert_int_equal(q[BT_QUERY_SOURCE_LOCATION], 24);
     assert_int_equal(q[BT_QUERY_PLOT_NAME], 4);
     assert_int_equal(q[BT_QUERY_FRAME_NAME], 2);
@@ -205,6 +206,13 @@ static void file_holds_upstreams_counts(const char *path)
     assert_int_equal(t.gpu_zones_timed, upstream.gpu_zones_timed);
     assert_int_equal(t.lock_events_marked, upstream.lock_events_marked);
     assert_int_equal(t.frame_images, upstream.frame_images);
+    /* Code transfer: the two names of the program's source (30,438 bytes
+     * each), as in upstream's file; symbol code for the symbols this
+     * capture learned (upstream also asks a frame per instruction of each
+     * symbol it disassembled, so it learns more symbols). */
+    assert_int_equal(t.source_files, upstream.source_files);
+    assert_int_equal(t.source_file_bytes, upstream.source_file_bytes);
+    assert_true(t.symbol_code > 0 && t.symbol_code <= upstream.symbol_code);
     btc_trace_free(&t);
 }
 

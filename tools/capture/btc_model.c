@@ -85,7 +85,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         m->lock_events.fd = m->texts.raw.fd = -1;
     m->gpu.zones.fd = m->samples.spool.fd = -1;
     m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;
-    m->frame_images.data.raw.fd = -1;
+    m->frame_images.data.raw.fd = m->code.data.raw.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -110,7 +110,9 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_gpu_init(&m->gpu, spool_dir, err, errlen)) ||
         (rc = btc_samples_init(&m->samples, spool_dir, err, errlen)) ||
         (rc = btc_ctxswitch_init(&m->ctxswitch, spool_dir, err, errlen)) ||
-        (rc = btc_frame_images_init(&m->frame_images, spool_dir, err, errlen)))
+        (rc = btc_frame_images_init(&m->frame_images, spool_dir, err, errlen)) ||
+        (rc = btc_code_init(&m->code, (w->flags & BT_WELCOME_FLAG_CODE_TRANSFER) != 0, spool_dir,
+                            err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -170,6 +172,7 @@ void btc_model_free(struct btc_model *m)
     btc_samples_free(&m->samples);
     btc_ctxswitch_free(&m->ctxswitch);
     btc_frame_images_free(&m->frame_images);
+    btc_code_free(&m->code);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -179,18 +182,24 @@ void btc_model_set_budget(struct btc_model *m, int64_t budget)
 
 /* ---- queries ---------------------------------------------------------- */
 
-static int query(struct btc_model *m, uint8_t type, uint64_t ptr)
+static int enqueue(struct btc_model *m, uint8_t type, uint64_t ptr, uint32_t extra)
 {
-    if (btc_map_get(&m->pending[type], ptr))
-        return BTC_OK;
-    if (btc_map_put(&m->pending[type], ptr, 1) < 0)
-        return BTC_ERR_NOMEM;
     struct btc_query_queue *q = type < BT_QUERY_FIRST_NORMAL ? &m->prio : &m->normal;
     struct btc_query *it = btc_vec_push(&q->items);
     if (!it)
         return BTC_ERR_NOMEM;
     it->type = type;
     it->ptr = ptr;
+    it->extra = extra;
+    return BTC_OK;
+}
+
+static int query_extra(struct btc_model *m, uint8_t type, uint64_t ptr, uint32_t extra)
+{
+    if (btc_map_get(&m->pending[type], ptr))
+        return BTC_OK;
+    if (btc_map_put(&m->pending[type], ptr, 1) < 0 || enqueue(m, type, ptr, extra) < 0)
+        return BTC_ERR_NOMEM;
     if (type == BT_QUERY_SOURCE_LOCATION) {
         uint64_t *k = btc_vec_push(&m->srcloc_fifo);
         if (!k)
@@ -198,6 +207,11 @@ static int query(struct btc_model *m, uint8_t type, uint64_t ptr)
         *k = ptr;
     }
     return BTC_OK;
+}
+
+static int query(struct btc_model *m, uint8_t type, uint64_t ptr)
+{
+    return query_extra(m, type, ptr, 0);
 }
 
 /* Marks the answer to (type, ptr) received; returns whether it was asked. */
@@ -241,7 +255,7 @@ uint64_t btc_model_outstanding(const struct btc_model *m)
     uint64_t n = 0;
     for (int i = 0; i < BT_QUERY_COUNT; i++)
         n += m->pending[i].len;
-    return n;
+    return n + m->code.transfers_pending + m->code.symbols_pending;
 }
 
 int btc_model_complete(const struct btc_model *m, const struct btc_decoder *d)
@@ -591,6 +605,8 @@ static int payload_srcloc(struct btc_model *m, const struct btc_event *ev, char 
             return nomem(err, errlen);
         s->function = (uint64_t)fi + 1;
         s->file = (uint64_t)fl + 1;
+        if (btc_code_source(m, fl, -1) < 0)
+            return nomem(err, errlen);
         s->name = (uint64_t)(nm + 1);
         s->resolved = 1;
     }
@@ -1129,6 +1145,8 @@ static int callstack_frame(struct btc_model *m, const struct btc_event *ev, char
     s->file = (uint32_t)file;
     s->line = bt_wire_get_u32(ev->p + 1);
     s->sym_addr = bt_wire_get_u64(ev->p + 5);
+    if (btc_code_source(m, file, f->image) < 0)
+        return nomem(err, errlen);
     uint32_t sym_len = bt_wire_get_u32(ev->p + 13);
     if (s->sym_addr && !btc_map_get(&m->symbol_index, s->sym_addr)) {
         struct btc_symbol *y = btc_vec_push(&m->symbols);
@@ -1167,6 +1185,9 @@ static int symbol_information(struct btc_model *m, const struct btc_event *ev, c
     y->file = (uint32_t)file + 1;
     y->line = bt_wire_get_u32(ev->p + 1);
     y->resolved = 1;
+    if (btc_code_symbol(m, addr, y->size) < 0 ||
+        btc_code_source(m, file, (int64_t)y->image - 1) < 0)
+        return nomem(err, errlen);
     return BTC_OK;
 }
 
@@ -1191,7 +1212,7 @@ static int source_location(struct btc_model *m, const struct btc_event *ev, char
     s->color = p[31] | ((uint32_t)p[30] << 8) | ((uint32_t)p[29] << 16);
     s->resolved = 1;
     if (want_string(m, s->name) < 0 || want_string(m, s->function) < 0 ||
-        want_string(m, s->file) < 0)
+        want_string(m, s->file) < 0 || btc_code_source_key(m, s->file) < 0)
         return nomem(err, errlen);
     return BTC_OK;
 }
@@ -1230,7 +1251,10 @@ static int keyed_string(struct btc_model *m, const struct btc_event *ev, char *e
             thread_at(m, (int64_t)*ti)->name = idx;
         return BTC_OK;
     }
-    return btc_map_put(&m->key_strings, ev->key, (uint64_t)idx) < 0 ? nomem(err, errlen) : BTC_OK;
+    if (btc_map_put(&m->key_strings, ev->key, (uint64_t)idx) < 0 ||
+        btc_code_key_string(m, ev->key, idx) < 0)
+        return nomem(err, errlen);
+    return BTC_OK;
 }
 
 int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t errlen)
@@ -1474,6 +1498,12 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_FRAME_IMAGE:
     case BT_EV_FRAME_IMAGE_DATA:
         return btc_frame_images_event(m, ev, err, errlen);
+    case BT_EV_SYMBOL_CODE:
+    case BT_EV_SOURCE_CODE:
+    case BT_EV_ACK_SERVER_QUERY_NOOP:
+    case BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE:
+    case BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE:
+        return btc_code_event(m, ev, err, errlen);
     default:
         /* Parsed and skipped: hardware
          * samples, sections, system power, CPU
@@ -1547,9 +1577,29 @@ int btcm_query(struct btc_model *m, uint8_t type, uint64_t key)
     return query(m, type, key);
 }
 
-void btcm_answered(struct btc_model *m, uint8_t type, uint64_t key)
+int btcm_query_extra(struct btc_model *m, uint8_t type, uint64_t key, uint32_t extra)
 {
-    answered(m, type, key);
+    return query_extra(m, type, key, extra);
+}
+
+int btcm_query_raw(struct btc_model *m, uint8_t type, uint64_t key, uint32_t extra)
+{
+    return enqueue(m, type, key, extra);
+}
+
+int btcm_answered(struct btc_model *m, uint8_t type, uint64_t key)
+{
+    return answered(m, type, key);
+}
+
+int btcm_pending(const struct btc_model *m, uint8_t type, uint64_t key)
+{
+    return btc_map_get(&m->pending[type], key) != NULL;
+}
+
+void btcm_budget(struct btc_model *m, int64_t n)
+{
+    m->budget += n;
 }
 
 void btcm_see_time(struct btc_model *m, int64_t t)

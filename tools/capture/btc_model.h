@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "btc_code.h"
 #include "btc_ctxswitch.h"
 #include "btc_decode.h"
 #include "btc_frame_images.h"
@@ -270,6 +271,7 @@ struct btc_model {
     struct btc_samples samples;           /* CPU samples (btc_samples.c) */
     struct btc_ctxswitch ctxswitch;       /* context switches (btc_ctxswitch.c) */
     struct btc_frame_images frame_images; /* (btc_frame_images.c) */
+    struct btc_code code;                 /* code transfer (btc_code.c) */
     uint64_t zone_text_max;               /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };

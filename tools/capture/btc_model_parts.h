@@ -26,8 +26,17 @@ struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index);
 int64_t btcm_intern(struct btc_model *m, const char *s, size_t len);
 /* Queues a query to the client (once per type and key). */
 int btcm_query(struct btc_model *m, uint8_t type, uint64_t key);
-/* Marks the answer to (type, key) received. */
-void btcm_answered(struct btc_model *m, uint8_t type, uint64_t key);
+/* The same with the query's extra word (SymbolCode: the symbol's size). */
+int btcm_query_extra(struct btc_model *m, uint8_t type, uint64_t key, uint32_t extra);
+/* Queues a query every time (DataTransfer parts repeat), answered by an
+ * acknowledgement the caller counts. */
+int btcm_query_raw(struct btc_model *m, uint8_t type, uint64_t key, uint32_t extra);
+/* Marks the answer to (type, key) received; returns whether it was asked. */
+int btcm_answered(struct btc_model *m, uint8_t type, uint64_t key);
+/* Whether (type, key) was asked and is not answered yet. */
+int btcm_pending(const struct btc_model *m, uint8_t type, uint64_t key);
+/* Gives back query budget for answers counted outside the model. */
+void btcm_budget(struct btc_model *m, int64_t n);
 /* Moves the trace's last time forward to t. */
 void btcm_see_time(struct btc_model *m, int64_t t);
 

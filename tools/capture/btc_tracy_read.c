@@ -769,9 +769,12 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     for (uint64_t i = 0; i < n && !r->failed; i++)
         skip(r, 32);
     n = g64(r); /* symbol code */
+    t->symbol_code = n;
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         g64(r);
-        skip(r, g32(r));
+        uint32_t len = g32(r);
+        t->symbol_code_bytes += len;
+        skip(r, len);
     }
     skip_list(r, 16); /* code -> symbol */
     n = g64(r);       /* hardware samples */
@@ -781,9 +784,12 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             skip_list(r, 8);
     }
     n = g64(r); /* source file cache */
+    t->source_files = n;
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         skip(r, g32(r));
-        skip(r, g32(r));
+        uint32_t len = g32(r);
+        t->source_file_bytes += len;
+        skip(r, len);
     }
     if (r->failed)
         return BTC_ERR_FORMAT;

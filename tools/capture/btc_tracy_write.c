@@ -682,7 +682,7 @@ static void write_callstacks(struct writer *wr)
     }
 }
 
-static void write_symbols(struct writer *wr)
+static int write_symbols(struct writer *wr)
 {
     struct btc_model *m = wr->m;
     struct fw *w = &wr->w;
@@ -711,7 +711,9 @@ static void write_symbols(struct writer *wr)
         put_u8(w, y->is_inline);
         put_u24(w, y->size);
     }
-    put_u64(w, 0); /* symbol code */
+    int rc = btcw_symbol_code(wr);
+    if (rc < 0)
+        return rc;
     uint64_t resolved = 0;
     for (size_t i = 0; i < m->cs_frames.len; i++)
         resolved += ((struct btc_cs_frame *)btc_vec_at(&m->cs_frames, i))->resolved;
@@ -723,6 +725,7 @@ static void write_symbols(struct writer *wr)
         put_u64(w, f->addr);
         put_u64(w, ((struct btc_subframe *)btc_vec_at(&m->subframes, f->first))->sym_addr);
     }
+    return BTC_OK;
 }
 
 static int cmp_cpu(const void *a, const void *b)
@@ -957,9 +960,11 @@ static int write_payload(struct writer *wr)
         }
     }
     btcw_cpu_threads(wr);
-    write_symbols(wr);
+    if ((rc = write_symbols(wr)) < 0)
+        return rc;
     put_u64(w, 0); /* hardware samples */
-    put_u64(w, 0); /* source file cache */
+    if ((rc = btcw_source_files(wr)) < 0)
+        return rc;
     return BTC_OK;
 }
 

@@ -148,6 +148,11 @@ void btcw_cpu_threads(struct writer *wr);
 int32_t btcw_frame_image(struct writer *wr, uint64_t frame);
 int btcw_frame_images(struct writer *wr);
 
+/* Transferred code, btc_tracy_write_code.c: symbol code (section 36) and
+ * the source file cache (39). */
+int btcw_symbol_code(struct writer *wr);
+int btcw_source_files(struct writer *wr);
+
 /* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
