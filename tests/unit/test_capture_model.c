@@ -369,6 +369,61 @@ static void cpu_usage_topology_and_pids_are_written(void **state)
     }
 }
 
+/* Hardware samples land per address and counter; power reports become a
+ * Watt plot from the second report on (uJ over ns, as upstream). */
+static void hardware_samples_and_power_are_written(void **state)
+{
+    (void)state;
+    uint8_t b[512];
+    size_t n = 0;
+    const struct {
+        uint8_t type;
+        uint64_t ip, t;
+    } hw[] = {{BT_EV_HW_SAMPLE_CPU_CYCLE, 0x1000, 10},
+              {BT_EV_HW_SAMPLE_CPU_CYCLE, 0x1000, 20},
+              {BT_EV_HW_SAMPLE_CACHE_MISS, 0x1000, 15},
+              {BT_EV_HW_SAMPLE_BRANCH_MISS, 0x2000, 30}};
+    for (size_t i = 0; i < sizeof hw / sizeof hw[0]; i++) {
+        b[n] = hw[i].type;
+        bt_wire_put_u64(b + n + 1, hw[i].ip);
+        bt_wire_put_u64(b + n + 9, hw[i].t);
+        n += 17;
+    }
+    for (int i = 0; i < 3; i++) {
+        b[n] = BT_EV_SYS_POWER_REPORT;
+        bt_wire_put_u64(b + n + 1, 1000000u * (uint64_t)(i + 1)); /* time, ns */
+        bt_wire_put_u64(b + n + 9, 2000);                         /* uJ */
+        bt_wire_put_u64(b + n + 17, 0x700);                       /* name key */
+        n += 25;
+    }
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(model.hw_samples.count[0], 2);
+    assert_int_equal(btc_model_finish(&model), 0);
+    uint32_t versions[2] = {BTC_FILE_VERSION_0_14_0, BTC_FILE_VERSION_0_11_1};
+    for (int v = 0; v < 2; v++) {
+        char path[] = "/tmp/bt-model-hw-XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        close(fd);
+        assert_int_equal(btc_tracy_write(&model, path, versions[v], NULL, err, sizeof err), 0);
+        struct btc_trace t;
+        assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+        assert_int_equal(t.hw_sample_addresses, 2);
+        assert_int_equal(t.hw_samples[0], 2);
+        assert_int_equal(t.hw_samples[3], 1);
+        assert_int_equal(t.hw_samples[5], 1);
+        assert_int_equal(t.plots.len, 1);
+        const struct btc_read_plot *p = btc_vec_at(&t.plots, 0);
+        assert_int_equal(p->type, BTC_PLOT_TYPE_POWER);
+        assert_int_equal(p->points, 2);
+        /* 2000 uJ in 1 ms: 2 W */
+        assert_true(p->min == 2.0 && p->max == 2.0);
+        btc_trace_free(&t);
+        if (!getenv("BT_KEEP_TEST_FILES"))
+            unlink(path);
+    }
+}
+
 static size_t message(uint8_t *p, const char *text, uint64_t t)
 {
     size_t n = strlen(text);
@@ -469,6 +524,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(fibers_keep_their_own_zone_stacks, setup, teardown),
         cmocka_unit_test_setup_teardown(cpu_usage_topology_and_pids_are_written, setup, teardown),
         cmocka_unit_test_setup_teardown(messages_are_written_in_time_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(hardware_samples_and_power_are_written, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

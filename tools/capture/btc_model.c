@@ -58,6 +58,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     m->pending_payload_srcloc = -1;
     btc_vec_init(&m->plots, sizeof(struct btc_plot));
     btc_map_init(&m->plot_index);
+    btc_map_init(&m->power_index);
     btc_vec_init(&m->framesets, sizeof(struct btc_frameset));
     btc_map_init(&m->frameset_index);
     btc_vec_init(&m->pools, sizeof(struct btc_pool));
@@ -85,7 +86,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         m->lock_events.fd = m->texts.raw.fd = -1;
     m->gpu.zones.fd = m->samples.spool.fd = -1;
     m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;
-    m->frame_images.data.raw.fd = m->code.data.raw.fd = -1;
+    m->frame_images.data.raw.fd = m->code.data.raw.fd = m->hw_samples.spool.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -112,7 +113,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_ctxswitch_init(&m->ctxswitch, spool_dir, err, errlen)) ||
         (rc = btc_frame_images_init(&m->frame_images, spool_dir, err, errlen)) ||
         (rc = btc_code_init(&m->code, (w->flags & BT_WELCOME_FLAG_CODE_TRANSFER) != 0, spool_dir,
-                            err, errlen)))
+                            err, errlen)) ||
+        (rc = btc_hw_samples_init(&m->hw_samples, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -138,6 +140,7 @@ void btc_model_free(struct btc_model *m)
     btc_vec_free(&m->payload_zone_counts);
     btc_vec_free(&m->plots);
     btc_map_free(&m->plot_index);
+    btc_map_free(&m->power_index);
     btc_vec_free(&m->framesets);
     btc_map_free(&m->frameset_index);
     for (size_t i = 0; i < m->pools.len; i++)
@@ -173,6 +176,7 @@ void btc_model_free(struct btc_model *m)
     btc_ctxswitch_free(&m->ctxswitch);
     btc_frame_images_free(&m->frame_images);
     btc_code_free(&m->code);
+    btc_hw_samples_free(&m->hw_samples);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -677,6 +681,47 @@ static int message(struct btc_model *m, const struct btc_event *ev, char *err, s
         return BTC_ERR_IO;
     }
     return BTC_OK;
+}
+
+/* SysPowerReport: energy (uJ) used since the last report of that name; the
+ * plot shows Watts, from the second report on, as upstream's server does. */
+static int sys_power(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
+{
+    uint64_t delta = bt_wire_get_u64(ev->p + 9), name = bt_wire_get_u64(ev->p + 17);
+    uint64_t *pi = btc_map_get(&m->power_index, name);
+    if (!pi) {
+        struct btc_plot *p = btc_vec_push(&m->plots);
+        if (!p || btc_map_put(&m->power_index, name, m->plots.len - 1) < 0 ||
+            want_string(m, name) < 0)
+            return nomem(err, errlen);
+        p->key = name;
+        p->type = BTC_PLOT_TYPE_POWER;
+        p->format = BT_PLOT_FORMAT_WATT;
+        p->fill = 1;
+        p->min = INFINITY;
+        p->max = -INFINITY;
+        p->last_report = ev->time;
+        return BTC_OK;
+    }
+    size_t plot = (size_t)*pi;
+    struct btc_plot *p = btc_vec_at(&m->plots, plot);
+    double dt = (double)ev->time - (double)p->last_report;
+    p->last_report = ev->time;
+    see_time(m, ev->time);
+    double v = (double)delta * 1000.0 / dt;
+    if (!isfinite(v))
+        return BTC_OK;
+    if (v < p->min)
+        p->min = v;
+    if (v > p->max)
+        p->max = v;
+    p->sum += v;
+    if (p->count && ev->time < p->last_time)
+        p->unsorted = 1;
+    p->last_time = ev->time;
+    p->count++;
+    struct btc_plot_rec r = {.plot = (uint32_t)plot, .time = ev->time, .value = v};
+    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
 }
 
 static int64_t get_plot(struct btc_model *m, uint64_t key)
@@ -1430,6 +1475,8 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         see_time(m, ev->time);
         return BTC_OK;
     }
+    case BT_EV_SYS_POWER_REPORT:
+        return sys_power(m, ev, err, errlen);
     case BT_EV_SYS_TIME_REPORT:
         return sys_time(m, ev, err, errlen);
     case BT_EV_CPU_TOPOLOGY: {
@@ -1504,11 +1551,17 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE:
     case BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE:
         return btc_code_event(m, ev, err, errlen);
+    case BT_EV_HW_SAMPLE_CPU_CYCLE:
+    case BT_EV_HW_SAMPLE_INSTRUCTION_RETIRED:
+    case BT_EV_HW_SAMPLE_CACHE_REFERENCE:
+    case BT_EV_HW_SAMPLE_CACHE_MISS:
+    case BT_EV_HW_SAMPLE_BRANCH_RETIRED:
+    case BT_EV_HW_SAMPLE_BRANCH_MISS:
+        return btc_hw_samples_event(m, ev, err, errlen);
     default:
-        /* Parsed and skipped: hardware
-         * samples, sections, system power, CPU
-         * topology, parameters, keep-alives, and answers to queries this
-         * capture never sends. Their times still moved the references. */
+        /* Parsed and skipped: sections, parameters, keep-alives, and
+         * answers to queries this capture never sends. Their times still
+         * moved the references. */
         if (ev->has_time && ev->type != BT_EV_GPU_TIME)
             see_time(m, ev->time);
         return BTC_OK;

@@ -14,6 +14,7 @@
 #include "btc_decode.h"
 #include "btc_frame_images.h"
 #include "btc_gpu.h"
+#include "btc_hw_samples.h"
 #include "btc_samples.h"
 #include "btc_spool.h"
 #include "btc_util.h"
@@ -125,6 +126,7 @@ struct btc_srcloc {
 /* Plot types of the file. */
 #define BTC_PLOT_TYPE_USER    0u
 #define BTC_PLOT_TYPE_SYSTIME 2u
+#define BTC_PLOT_TYPE_POWER   3u
 
 struct btc_plot {
     uint64_t key; /* 0 for the CPU-usage plot */
@@ -134,7 +136,8 @@ struct btc_plot {
     double min, max, sum;
     uint64_t count;
     int64_t last_time;
-    int unsorted; /* a point came earlier than the one before (several threads) */
+    int unsorted;        /* a point came earlier than the one before (several threads) */
+    int64_t last_report; /* power plots: time of the last SysPowerReport */
 };
 
 struct btc_frameset {
@@ -227,7 +230,8 @@ struct btc_model {
 
     struct btc_vec plots; /* struct btc_plot */
     struct btc_map plot_index;
-    struct btc_vec framesets; /* struct btc_frameset */
+    struct btc_map power_index; /* SysPowerReport name key -> plot */
+    struct btc_vec framesets;   /* struct btc_frameset */
     struct btc_map frameset_index;
     struct btc_vec pools; /* struct btc_pool */
     struct btc_map pool_index;
@@ -272,6 +276,7 @@ struct btc_model {
     struct btc_ctxswitch ctxswitch;       /* context switches (btc_ctxswitch.c) */
     struct btc_frame_images frame_images; /* (btc_frame_images.c) */
     struct btc_code code;                 /* code transfer (btc_code.c) */
+    struct btc_hw_samples hw_samples;     /* (btc_hw_samples.c) */
     uint64_t zone_text_max;               /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };

@@ -92,8 +92,9 @@ struct btc_trace {
     uint64_t external_names, external_threads, cpu_thread_data;
     uint64_t cpu_regions, cpu_migrations; /* sums over the CPU thread data */
     uint64_t frame_images;
-    uint64_t symbol_code, symbol_code_bytes;  /* transferred machine code */
-    uint64_t source_files, source_file_bytes; /* the source file cache */
+    uint64_t symbol_code, symbol_code_bytes;     /* transferred machine code */
+    uint64_t source_files, source_file_bytes;    /* the source file cache */
+    uint64_t hw_sample_addresses, hw_samples[6]; /* cycles ... branch misses */
     uint64_t gpu_contexts, gpu_zones, gpu_zones_with_callstack;
     uint64_t gpu_zones_timed; /* the file's count: zones whose GPU start arrived */
 };

@@ -778,10 +778,15 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     }
     skip_list(r, 16); /* code -> symbol */
     n = g64(r);       /* hardware samples */
+    t->hw_sample_addresses = n;
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         g64(r);
-        for (int k = 0; k < 6; k++)
-            skip_list(r, 8);
+        for (int k = 0; k < 6 && !r->failed; k++) {
+            uint64_t c = g64(r);
+            t->hw_samples[k] += c;
+            for (uint64_t j = 0; j < c && !r->failed; j++)
+                skip(r, 8);
+        }
     }
     n = g64(r); /* source file cache */
     t->source_files = n;

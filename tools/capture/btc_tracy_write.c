@@ -962,7 +962,8 @@ static int write_payload(struct writer *wr)
     btcw_cpu_threads(wr);
     if ((rc = write_symbols(wr)) < 0)
         return rc;
-    put_u64(w, 0); /* hardware samples */
+    if ((rc = btcw_hw_samples(wr)) < 0)
+        return rc;
     if ((rc = btcw_source_files(wr)) < 0)
         return rc;
     return BTC_OK;

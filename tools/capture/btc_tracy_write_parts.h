@@ -153,6 +153,9 @@ int btcw_frame_images(struct writer *wr);
 int btcw_symbol_code(struct writer *wr);
 int btcw_source_files(struct writer *wr);
 
+/* Hardware samples (section 38), btc_tracy_write_hw.c. */
+int btcw_hw_samples(struct writer *wr);
+
 /* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
