@@ -177,6 +177,25 @@ static void file_holds_the_counts(const char *path)
     assert_int_equal(t.cpu_ctx_switches, 8080);
     assert_int_equal(t.external_threads, 117);
     assert_int_equal(t.external_names, 117);
+    /* README: CPU-clock samples at the top of a stack, hot_loop_b 752 and
+     * hot_loop_a 735 of 1,765; the reader's sampling summary says so. */
+    assert_int_equal(t.timer_samples, 1765);
+    uint64_t hot_a = 0, hot_b = 0;
+    for (size_t i = 0; i < t.sampled.len; i++) {
+        const struct btc_read_sampled *f = btc_vec_at(&t.sampled, i);
+        const char *name = btc_trace_string(&t, f->name);
+        if (strcmp(name, "hot_loop_a") == 0)
+            hot_a = f->self;
+        if (strcmp(name, "hot_loop_b") == 0)
+            hot_b = f->self;
+    }
+    assert_int_equal(hot_a, 735);
+    assert_int_equal(hot_b, 752);
+    /* GPU statistics per source location: 7 kinds, 10 zones each. */
+    assert_int_equal(t.gpu_stats.len, 7);
+    for (size_t i = 0; i < t.gpu_stats.len; i++)
+        assert_int_equal(((const struct btc_read_gpu_stat *)btc_vec_at(&t.gpu_stats, i))->count,
+                         10);
     /* README "Locks": 2 locks, 2,405 + 583 events, 9 marks each. */
     assert_int_equal(t.locks, 2);
     assert_int_equal(t.lock_events, 2405 + 583);

@@ -52,6 +52,22 @@ struct btc_read_plot {
     double min, max;
 };
 
+/* GPU zones per (context, source location): durations on the GPU, counted
+ * as upstream's statistics count them (ended, longer than 0 ns). */
+struct btc_read_gpu_stat {
+    uint32_t ctx;
+    int16_t srcloc;
+    uint64_t zones, count;
+    int64_t total_ns, min_ns, max_ns;
+};
+
+/* A function hit by CPU samples: "self" when it was the innermost frame,
+ * "inclusive" when it was anywhere in the stack (once per sample). */
+struct btc_read_sampled {
+    int64_t name, image; /* string index, -1 unknown */
+    uint64_t self, inclusive;
+};
+
 struct btc_read_thread {
     uint64_t id;
     int64_t name; /* string index, -1 none */
@@ -97,6 +113,13 @@ struct btc_trace {
     uint64_t hw_sample_addresses, hw_samples[6]; /* cycles ... branch misses */
     uint64_t gpu_contexts, gpu_zones, gpu_zones_with_callstack;
     uint64_t gpu_zones_timed; /* the file's count: zones whose GPU start arrived */
+    struct btc_vec gpu_names; /* i64 string index of each GPU context's name, -1 none */
+    struct btc_vec gpu_stats; /* struct btc_read_gpu_stat */
+    /* CPU samples taken at a timer tick (context-switch ones left out),
+     * per function, by self count: filled from the callstacks. */
+    uint64_t timer_samples;
+    struct btc_vec sampled;   /* struct btc_read_sampled */
+    struct btc_map cs_counts; /* callstack id -> timer samples (while reading) */
 };
 
 /* Called for each zone in file order (per thread, depth first). */

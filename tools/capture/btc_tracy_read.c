@@ -85,7 +85,8 @@ static int over_limit(struct rd *r, const struct btc_trace *t, uint64_t more)
                     vec_bytes(&t->string_keys) + (uint64_t)t->key_string.cap * 17 +
                     vec_bytes(&t->statics) + vec_bytes(&t->payloads) + vec_bytes(&t->framesets) +
                     vec_bytes(&t->threads) + vec_bytes(&t->pools) + vec_bytes(&t->plots) +
-                    vec_bytes(&t->app_info);
+                    vec_bytes(&t->app_info) + vec_bytes(&t->gpu_names) + vec_bytes(&t->gpu_stats) +
+                    vec_bytes(&t->sampled) + (uint64_t)t->cs_counts.cap * 17;
     if (held + more <= memory_limit)
         return 0;
     char msg[160];
@@ -320,36 +321,219 @@ static int read_timeline(struct rd *r, struct btc_trace *t, uint64_t tid, btc_zo
     return rc;
 }
 
-static void read_gpu_zones(struct rd *r, struct btc_trace *t, int v14)
+static struct btc_read_gpu_stat *gpu_stat(struct btc_trace *t, uint32_t ctx, int16_t srcloc)
 {
-    /* Depth-first like the CPU timeline; counted. */
+    for (size_t i = 0; i < t->gpu_stats.len; i++) {
+        struct btc_read_gpu_stat *g = btc_vec_at(&t->gpu_stats, i);
+        if (g->ctx == ctx && g->srcloc == srcloc)
+            return g;
+    }
+    struct btc_read_gpu_stat *g = btc_vec_push(&t->gpu_stats);
+    if (g) {
+        g->ctx = ctx;
+        g->srcloc = srcloc;
+        g->min_ns = INT64_MAX;
+    }
+    return g;
+}
+
+struct gpu_frame {
+    int64_t cpu_start, gpu_start;
+    uint64_t left;
+    int16_t srcloc;
+};
+
+static void gpu_zone_end(struct rd *r, struct btc_trace *t, uint32_t ctx, const struct gpu_frame *z,
+                         int64_t gpu_end)
+{
+    struct btc_read_gpu_stat *g = gpu_stat(t, ctx, z->srcloc);
+    if (!g) {
+        rd_fail(r, "out of memory for GPU zone statistics");
+        return;
+    }
+    g->zones++;
+    int64_t d = (int64_t)((uint64_t)gpu_end - (uint64_t)z->gpu_start);
+    if (z->gpu_start < 0 || gpu_end < 0 || d <= 0)
+        return;
+    g->count++;
+    g->total_ns = (int64_t)((uint64_t)g->total_ns + (uint64_t)d);
+    if (d < g->min_ns)
+        g->min_ns = d;
+    if (d > g->max_ns)
+        g->max_ns = d;
+}
+
+static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int v14)
+{
+    /* Depth-first like the CPU timeline: start, children, then the ends,
+     * CPU and GPU times each against their own running reference. */
     struct btc_vec stack;
-    btc_vec_init(&stack, sizeof(uint64_t));
+    btc_vec_init(&stack, sizeof(struct gpu_frame));
+    int64_t ref = 0, gref = 0;
     uint64_t top = g64(r);
     while (!r->failed && (top || stack.len)) {
-        uint64_t *left = stack.len ? btc_vec_at(&stack, stack.len - 1) : NULL;
-        if (left && *left == 0) {
-            skip(r, 16 + (v14 ? 2 : 0));
+        struct gpu_frame *parent = stack.len ? btc_vec_at(&stack, stack.len - 1) : NULL;
+        if (parent && parent->left == 0) {
+            gwto(r, &ref);
+            int64_t gpu_end = gwto(r, &gref);
+            if (v14)
+                g16(r);
+            gpu_zone_end(r, t, ctx, parent, gpu_end);
             stack.len--;
             continue;
         }
-        if (left)
-            (*left)--;
+        if (parent)
+            parent->left--;
         else
             top--;
-        skip(r, 8 + 8 + 2);
+        struct gpu_frame z;
+        z.cpu_start = gwto(r, &ref);
+        z.gpu_start = gwto(r, &gref);
+        z.srcloc = (int16_t)g16(r);
         uint32_t callstack = g24(r);
-        skip(r, 2);
+        g16(r);
         t->gpu_zones++;
         t->gpu_zones_with_callstack += callstack != 0;
-        uint64_t *n = stack.len < MAX_ZONE_DEPTH ? btc_vec_push(&stack) : NULL;
+        z.left = g64(r);
+        if (!z.left) {
+            gwto(r, &ref);
+            int64_t gpu_end = gwto(r, &gref);
+            if (v14)
+                g16(r);
+            gpu_zone_end(r, t, ctx, &z, gpu_end);
+            continue;
+        }
+        struct gpu_frame *n = stack.len < MAX_ZONE_DEPTH ? btc_vec_push(&stack) : NULL;
         if (!n) {
             rd_fail(r, "GPU zones nested too deep");
             break;
         }
-        *n = g64(r);
+        *n = z;
     }
     btc_vec_free(&stack);
+}
+
+static int count_callstack(struct rd *r, struct btc_trace *t, uint32_t cs, uint64_t add)
+{
+    if (!cs)
+        return BTC_OK;
+    uint64_t *c = btc_map_get(&t->cs_counts, cs);
+    if (c) {
+        *c += add;
+        return BTC_OK;
+    }
+    if (over_limit(r, t, 0))
+        return BTC_ERR_FORMAT;
+    return btc_map_put(&t->cs_counts, cs, add) < 0 ? BTC_ERR_NOMEM : BTC_OK;
+}
+
+/* Callstacks (section 27) and frames (28): counted, and for the callstacks
+ * timer samples hit, each function's self and inclusive samples (a frame's
+ * function is its first subframe: the innermost when inlined). */
+static int read_callstacks(struct rd *r, struct btc_trace *t)
+{
+    struct sampled_cs {
+        uint64_t count;
+        size_t first, n; /* in fids */
+    };
+    struct btc_vec stacks, fids;
+    struct btc_map frame_slot; /* frame id -> slot in names, + 1 */
+    struct btc_vec names;      /* per needed frame: i64 name, i64 image */
+    btc_vec_init(&stacks, sizeof(struct sampled_cs));
+    btc_vec_init(&fids, sizeof(uint64_t));
+    btc_map_init(&frame_slot);
+    btc_vec_init(&names, 2 * sizeof(int64_t));
+    int rc = BTC_OK;
+    uint64_t n = g64(r);
+    t->callstacks = n;
+    for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
+        uint16_t len = g16(r);
+        uint64_t *c = btc_map_get(&t->cs_counts, i + 1);
+        if (!c || (int64_t)*c <= 0) {
+            skip(r, (uint64_t)len * 8);
+            continue;
+        }
+        struct sampled_cs *sc = btc_vec_push(&stacks);
+        if (!sc || btc_vec_reserve(&fids, len) < 0) {
+            rc = BTC_ERR_NOMEM;
+            break;
+        }
+        *sc = (struct sampled_cs){*c, fids.len, len};
+        for (uint16_t k = 0; k < len; k++) {
+            uint64_t fid = g64(r);
+            *(uint64_t *)btc_vec_push(&fids) = fid;
+            if (!btc_map_get(&frame_slot, fid)) {
+                int64_t *nm = btc_vec_push(&names);
+                if (!nm || btc_map_put(&frame_slot, fid, names.len) < 0) {
+                    rc = BTC_ERR_NOMEM;
+                    break;
+                }
+                nm[0] = nm[1] = -1;
+            }
+        }
+        t->timer_samples += *c;
+        if (over_limit(r, t, vec_bytes(&fids) + vec_bytes(&names)))
+            rc = BTC_ERR_FORMAT;
+    }
+    n = g64(r);
+    t->callstack_frames = n;
+    for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
+        uint64_t fid = g64(r);
+        uint8_t sub = g8(r);
+        int64_t image = (int64_t)g24(r) - 1;
+        uint64_t *slotp = btc_map_get(&frame_slot, fid);
+        if (slotp && sub) {
+            int64_t *nm = btc_vec_at(&names, (size_t)*slotp - 1);
+            nm[0] = (int64_t)g24(r) - 1;
+            nm[1] = image;
+            skip(r, 15 + (uint64_t)(sub - 1) * 18);
+        } else {
+            skip(r, (uint64_t)sub * 18);
+        }
+    }
+    /* Per function: self from the innermost frame, inclusive once per
+     * distinct function of the stack. */
+    struct btc_map fn_slot; /* name -> slot in t->sampled + 1 */
+    btc_map_init(&fn_slot);
+    for (size_t i = 0; i < stacks.len && rc >= 0 && !r->failed; i++) {
+        const struct sampled_cs *sc = btc_vec_at(&stacks, i);
+        for (size_t k = 0; k < sc->n && rc >= 0; k++) {
+            uint64_t fid = *(uint64_t *)btc_vec_at(&fids, sc->first + k);
+            const int64_t *nm = btc_vec_at(&names, (size_t)*btc_map_get(&frame_slot, fid) - 1);
+            int seen = 0;
+            for (size_t j = 0; j < k && !seen; j++) {
+                uint64_t other = *(uint64_t *)btc_vec_at(&fids, sc->first + j);
+                seen = ((const int64_t *)btc_vec_at(
+                           &names, (size_t)*btc_map_get(&frame_slot, other) - 1))[0] == nm[0];
+            }
+            if (seen)
+                continue;
+            uint64_t *fs = btc_map_get(&fn_slot, (uint64_t)nm[0]);
+            struct btc_read_sampled *f;
+            if (fs) {
+                f = btc_vec_at(&t->sampled, (size_t)*fs - 1);
+            } else {
+                f = btc_vec_push(&t->sampled);
+                if (!f || btc_map_put(&fn_slot, (uint64_t)nm[0], t->sampled.len) < 0) {
+                    rc = BTC_ERR_NOMEM;
+                    break;
+                }
+                f->name = nm[0];
+                f->image = nm[1];
+            }
+            f->inclusive += sc->count;
+            if (k == 0)
+                f->self += sc->count;
+        }
+    }
+    btc_map_free(&fn_slot);
+    btc_vec_free(&stacks);
+    btc_vec_free(&fids);
+    btc_map_free(&frame_slot);
+    btc_vec_free(&names);
+    btc_map_free(&t->cs_counts);
+    btc_map_init(&t->cs_counts);
+    return rc;
 }
 
 static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void *ctx)
@@ -633,12 +817,20 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         th = btc_vec_at(&t->threads, t->threads.len - 1);
         th->messages = g64(r);
         skip(r, th->messages * 8);
+        /* Timer samples per callstack: all samples, less those at context
+         * switches (a subset, with the same callstacks). */
         th->ctx_samples = g64(r);
-        for (uint64_t k = 0; k < th->ctx_samples && !r->failed; k++)
-            skip(r, 11);
+        for (uint64_t k = 0; k < th->ctx_samples && !r->failed && rc >= 0; k++) {
+            skip(r, 8);
+            rc = count_callstack(r, t, g24(r), UINT64_MAX);
+        }
         th->samples = g64(r);
-        for (uint64_t k = 0; k < th->samples && !r->failed; k++)
-            skip(r, 11);
+        for (uint64_t k = 0; k < th->samples && !r->failed && rc >= 0; k++) {
+            skip(r, 8);
+            rc = count_callstack(r, t, g24(r), 1);
+        }
+        if (rc < 0)
+            break;
         t->samples += th->samples;
         t->ctx_samples += th->ctx_samples;
     }
@@ -650,14 +842,19 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     g64(r); /* child lists */
     n = g64(r);
     t->gpu_contexts = n;
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
-        skip(r, 8 + 1 + 8 + 4 + 1 + 3 + 8);
+    for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
+        skip(r, 8 + 1 + 8 + 4 + 1);
+        int64_t *name = btc_vec_push(&t->gpu_names);
+        if (!name)
+            return BTC_ERR_NOMEM;
+        *name = (int64_t)g24(r) - 1;
+        skip(r, 8);
         if (v14)
             skip_list(r, 11);
         uint64_t nth = g64(r);
         for (uint64_t k = 0; k < nth && !r->failed; k++) {
             g64(r);
-            read_gpu_zones(r, t, v14);
+            read_gpu_zones(r, t, (uint32_t)i, v14);
         }
         if (v14) {
             uint64_t groups = g64(r);
@@ -709,17 +906,8 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         skip(r, 32);
     }
 
-    n = g64(r); /* callstacks */
-    t->callstacks = n;
-    for (uint64_t i = 0; i < n && !r->failed; i++)
-        skip(r, (uint64_t)g16(r) * 8);
-    n = g64(r); /* callstack frames */
-    t->callstack_frames = n;
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
-        g64(r);
-        uint8_t sub = g8(r);
-        skip(r, 3 + (uint64_t)sub * 18);
-    }
+    if ((rc = read_callstacks(r, t)) < 0)
+        return rc;
     n = g64(r); /* app info */
     for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
         uint64_t v = g64(r);
@@ -818,6 +1006,10 @@ static void trace_init(struct btc_trace *t)
     btc_vec_init(&t->pools, sizeof(struct btc_read_pool));
     btc_vec_init(&t->plots, sizeof(struct btc_read_plot));
     btc_vec_init(&t->app_info, sizeof(uint32_t));
+    btc_vec_init(&t->gpu_names, sizeof(int64_t));
+    btc_vec_init(&t->gpu_stats, sizeof(struct btc_read_gpu_stat));
+    btc_vec_init(&t->sampled, sizeof(struct btc_read_sampled));
+    btc_map_init(&t->cs_counts);
 }
 
 void btc_trace_free(struct btc_trace *t)
@@ -832,6 +1024,10 @@ void btc_trace_free(struct btc_trace *t)
     btc_vec_free(&t->pools);
     btc_vec_free(&t->plots);
     btc_vec_free(&t->app_info);
+    btc_vec_free(&t->gpu_names);
+    btc_vec_free(&t->gpu_stats);
+    btc_vec_free(&t->sampled);
+    btc_map_free(&t->cs_counts);
 }
 
 const char *btc_trace_string(const struct btc_trace *t, int64_t idx)

@@ -123,8 +123,11 @@ static int cmd_stats(int argc, char **argv)
     }
     if (csv)
         btr_stats_print_csv(&s, stdout, sep);
-    else
+    else {
         btr_stats_print_table(&s, stdout);
+        btr_print_gpu(&s.trace, stdout);
+        btr_print_samples(&s.trace, stdout, 20);
+    }
     btr_stats_free(&s);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "boardtrace-report: cannot write stdout\n");
