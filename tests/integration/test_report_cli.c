@@ -168,6 +168,62 @@ static void a_file_needing_more_than_the_memory_limit_is_refused(void **state)
     assert_int_equal(run_report(bad, err, sizeof err), 1);
 }
 
+/* Occurrences of needle in the file at path. */
+static uint64_t count_in(const char *path, const char *needle)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    assert_int_equal(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = 0;
+    fclose(f);
+    uint64_t c = 0;
+    for (const char *p = buf; (p = strstr(p, needle)); p++)
+        c++;
+    free(buf);
+    return c;
+}
+
+/* The rich upstream session (tests/data/tracy-0.14.0-full): the export has
+ * its 70 GPU zones in a GPU process, 300 frames on per-set tracks (101 + 99
+ * continuous, 100 discontinuous), and a counter event per plot point (4
+ * plots of 100 and 21 CPU-usage points); stats lists GPU zones and the
+ * hottest sampled functions. */
+static void gpu_zones_frames_and_plots_are_exported(void **state)
+{
+    (void)state;
+    char src[4096], json[4200];
+    snprintf(src, sizeof src, "%s/../tracy-0.14.0-full/session.tracy", data_dir);
+    snprintf(json, sizeof json, "%s/full.json", tmpdir);
+    const char *args[] = {"chrome", "-o", json, src, NULL};
+    char err[4096];
+    assert_int_equal(run_report(args, err, sizeof err), 0);
+    assert_int_equal(count_in(json, "\"pid\":4026531840,\"tid\":0,"), 70);
+    assert_int_equal(count_in(json, "\"name\":\"frame\""), 300);
+    assert_int_equal(count_in(json, "\"ph\":\"C\""), 421);
+    assert_int_equal(count_in(json, "\"GPU: full-gpu-ctx\""), 1);
+    char out[4200];
+    snprintf(out, sizeof out, "%s/stats.txt", tmpdir);
+    char *argv[] = {(char *)report_bin, "stats", src, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_int_equal(count_in(out, "GPU context 0 \"full-gpu-ctx\": 70 zones"), 1);
+    assert_int_equal(count_in(out, "CPU samples: 6965 (1765 at timer ticks"), 1);
+    assert_int_equal(count_in(out, "hot_loop_b                                               752"),
+                     1);
+}
+
 static int remove_tmpdir(void **state)
 {
     (void)state;
@@ -193,6 +249,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_failed_export_leaves_an_existing_output_as_it_was),
         cmocka_unit_test(a_folder_is_said_to_be_a_folder),
         cmocka_unit_test(a_file_needing_more_than_the_memory_limit_is_refused),
+        cmocka_unit_test(gpu_zones_frames_and_plots_are_exported),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tmpdir);
 }

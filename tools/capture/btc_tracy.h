@@ -144,12 +144,41 @@ struct btc_read_message {
 };
 typedef int (*btc_message_fn)(void *ctx, const struct btc_trace *t,
                               const struct btc_read_message *m);
+/* More of the trace, for exports: GPU zones (depth first per timeline, as
+ * the file holds them), frames (continuous sets: end -1, the frame lasts
+ * until the next) and plot points (plot = index in t->plots, filled before
+ * its points). Frame set names are known only once the read is done. */
+struct btc_read_gpu_zone {
+    uint32_t ctx;      /* index in t->gpu_names */
+    uint64_t timeline; /* thread id, 0 for contexts bound to one thread */
+    uint32_t depth;
+    int16_t srcloc;
+    int64_t cpu_start, cpu_end, gpu_start, gpu_end;
+};
+struct btc_read_frame {
+    uint32_t set; /* index in t->framesets */
+    int64_t start, end;
+};
+struct btc_read_point {
+    uint32_t plot;
+    int64_t time;
+    double value;
+};
+struct btc_read_more {
+    int (*gpu_zone)(void *ctx, const struct btc_trace *t, const struct btc_read_gpu_zone *z);
+    int (*frame)(void *ctx, const struct btc_trace *t, const struct btc_read_frame *f);
+    int (*point)(void *ctx, const struct btc_trace *t, const struct btc_read_point *p);
+};
+
 /* btc_tracy_read with a message callback as well. */
 int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn fn,
                             btc_message_fn mfn, void *ctx, char *err, size_t errlen);
 /* The same from an in-memory file image (fuzzing, tests). */
 int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn,
                        btc_message_fn mfn, void *ctx, char *err, size_t errlen);
+/* btc_tracy_read_messages with the callbacks of more (any may be NULL). */
+int btc_tracy_read_more(const char *path, struct btc_trace *t, btc_zone_fn fn, btc_message_fn mfn,
+                        const struct btc_read_more *more, void *ctx, char *err, size_t errlen);
 void btc_trace_free(struct btc_trace *t);
 
 /* A string of the trace by index ("" for -1 or out of range). */

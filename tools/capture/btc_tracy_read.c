@@ -42,6 +42,11 @@ struct rd {
     size_t errlen;
     uint64_t payload_off;
     btc_message_fn mfn;
+    const struct btc_read_more *more;
+    void *cb_ctx;
+    int cb_rc; /* a callback's failure, ends the read */
+    uint64_t gpu_timeline;
+    uint32_t gpu_depth;
 };
 
 static int raw_read(struct rd *r, void *p, size_t n)
@@ -344,8 +349,21 @@ struct gpu_frame {
 };
 
 static void gpu_zone_end(struct rd *r, struct btc_trace *t, uint32_t ctx, const struct gpu_frame *z,
-                         int64_t gpu_end)
+                         int64_t cpu_end, int64_t gpu_end)
 {
+    if (r->more && r->more->gpu_zone && !r->failed && r->cb_rc >= 0) {
+        struct btc_read_gpu_zone g = {.ctx = ctx,
+                                      .timeline = r->gpu_timeline,
+                                      .depth = r->gpu_depth,
+                                      .srcloc = z->srcloc,
+                                      .cpu_start = z->cpu_start,
+                                      .cpu_end = cpu_end,
+                                      .gpu_start = z->gpu_start,
+                                      .gpu_end = gpu_end};
+        r->cb_rc = r->more->gpu_zone(r->cb_ctx, t, &g);
+        if (r->cb_rc < 0)
+            rd_fail(r, "export stopped");
+    }
     struct btc_read_gpu_stat *g = gpu_stat(t, ctx, z->srcloc);
     if (!g) {
         rd_fail(r, "out of memory for GPU zone statistics");
@@ -374,11 +392,12 @@ static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int 
     while (!r->failed && (top || stack.len)) {
         struct gpu_frame *parent = stack.len ? btc_vec_at(&stack, stack.len - 1) : NULL;
         if (parent && parent->left == 0) {
-            gwto(r, &ref);
+            int64_t cpu_end = gwto(r, &ref);
             int64_t gpu_end = gwto(r, &gref);
             if (v14)
                 g16(r);
-            gpu_zone_end(r, t, ctx, parent, gpu_end);
+            r->gpu_depth = (uint32_t)stack.len - 1;
+            gpu_zone_end(r, t, ctx, parent, cpu_end, gpu_end);
             stack.len--;
             continue;
         }
@@ -396,11 +415,12 @@ static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int 
         t->gpu_zones_with_callstack += callstack != 0;
         z.left = g64(r);
         if (!z.left) {
-            gwto(r, &ref);
+            int64_t cpu_end = gwto(r, &ref);
             int64_t gpu_end = gwto(r, &gref);
             if (v14)
                 g16(r);
-            gpu_zone_end(r, t, ctx, &z, gpu_end);
+            r->gpu_depth = (uint32_t)stack.len;
+            gpu_zone_end(r, t, ctx, &z, cpu_end, gpu_end);
             continue;
         }
         struct gpu_frame *n = stack.len < MAX_ZONE_DEPTH ? btc_vec_push(&stack) : NULL;
@@ -598,8 +618,23 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         fs->name = (int64_t)name; /* resolved to a string once the strings are read */
         fs->continuous = g8(r);
         fs->frames = g64(r);
-        for (uint64_t k = 0; k < fs->frames && !r->failed; k++)
-            skip(r, fs->continuous ? 12 : 20);
+        int (*cb)(void *, const struct btc_trace *, const struct btc_read_frame *) =
+            r->more ? r->more->frame : NULL;
+        int64_t ref = 0;
+        uint8_t continuous = fs->continuous;
+        for (uint64_t k = 0; k < fs->frames && !r->failed; k++) {
+            if (!cb) {
+                skip(r, continuous ? 12 : 20);
+                continue;
+            }
+            struct btc_read_frame f = {.set = (uint32_t)i, .end = -1};
+            f.start = gwto(r, &ref);
+            if (!continuous)
+                f.end = gwto(r, &ref);
+            g32(r); /* frame image */
+            if (!r->failed && (r->cb_rc = cb(r->cb_ctx, t, &f)) < 0)
+                rd_fail(r, "export stopped");
+        }
     }
     if (v14) {
         n = g64(r);
@@ -853,7 +888,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             skip_list(r, 11);
         uint64_t nth = g64(r);
         for (uint64_t k = 0; k < nth && !r->failed; k++) {
-            g64(r);
+            r->gpu_timeline = g64(r);
             read_gpu_zones(r, t, (uint32_t)i, v14);
         }
         if (v14) {
@@ -877,8 +912,20 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         p->max = gf64(r);
         gf64(r);
         p->points = g64(r);
-        for (uint64_t k = 0; k < p->points && !r->failed; k++)
-            skip(r, 16);
+        int (*cb)(void *, const struct btc_trace *, const struct btc_read_point *) =
+            r->more ? r->more->point : NULL;
+        int64_t ref = 0;
+        for (uint64_t k = 0; k < p->points && !r->failed; k++) {
+            if (!cb) {
+                skip(r, 16);
+                continue;
+            }
+            struct btc_read_point pt = {.plot = (uint32_t)i};
+            pt.time = gwto(r, &ref);
+            pt.value = gf64(r);
+            if (!r->failed && (r->cb_rc = cb(r->cb_ctx, t, &pt)) < 0)
+                rd_fail(r, "export stopped");
+        }
     }
 
     n = g64(r); /* memory pools */
@@ -1130,8 +1177,14 @@ int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *
 int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn fn,
                             btc_message_fn mfn, void *ctx, char *err, size_t errlen)
 {
+    return btc_tracy_read_more(path, t, fn, mfn, NULL, ctx, err, errlen);
+}
+
+int btc_tracy_read_more(const char *path, struct btc_trace *t, btc_zone_fn fn, btc_message_fn mfn,
+                        const struct btc_read_more *more, void *ctx, char *err, size_t errlen)
+{
     trace_init(t);
-    struct rd r = {.err = err, .errlen = errlen, .mfn = mfn};
+    struct rd r = {.err = err, .errlen = errlen, .mfn = mfn, .more = more, .cb_ctx = ctx};
     r.f = fopen(path, "rb");
     if (!r.f) {
         snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
@@ -1146,7 +1199,7 @@ int btc_tracy_read_messages(const char *path, struct btc_trace *t, btc_zone_fn f
     int rc = read_container(&r, t, fn, ctx);
     fclose(r.f);
     rd_free(&r);
-    return rc;
+    return r.cb_rc < 0 ? r.cb_rc : rc;
 }
 
 int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zone_fn fn,

@@ -1,16 +1,24 @@
 /* Chrome trace-event JSON export: every ended zone becomes a complete ("X")
  * event in microseconds, messages instant events, threads and the process
- * get name metadata; the file streams out zone by zone, so traces of any
- * size convert. */
+ * get name metadata; GPU zones go to a process of their own per GPU context
+ * (on GPU time), frames to a track per frame set, plots become counter
+ * tracks. The file streams out event by event, so traces of any size
+ * convert. */
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "btr_report.h"
 
+/* Synthetic ids of the extra tracks (no real process or thread has them). */
+#define GPU_PID_BASE   0xF0000000u /* + GPU context index */
+#define FRAME_TID_BASE 0xF0000000u /* + frame set index, in the program's process */
+
 struct chrome {
     FILE *out;
-    uint64_t zones;
+    uint64_t zones, gpu_zones, frames, points;
     int first;
+    struct btc_vec last_start; /* i64 per frame set: start of its pending frame, -1 none */
 };
 
 /* Length of the well-formed UTF-8 sequence at p (1-4), 0 if it is not one. */
@@ -101,14 +109,125 @@ static int on_message(void *ctx, const struct btc_trace *t, const struct btc_rea
     return 0;
 }
 
+static const char *srcloc_name(const struct btc_trace *t, int16_t srcloc)
+{
+    const struct btc_read_srcloc *loc = btc_trace_srcloc(t, srcloc);
+    return loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "?";
+}
+
+static int on_gpu_zone(void *ctx, const struct btc_trace *t, const struct btc_read_gpu_zone *z)
+{
+    struct chrome *c = ctx;
+    if (z->gpu_start < 0 || z->gpu_end < z->gpu_start)
+        return 0; /* the GPU never reported its times */
+    sep(c);
+    fputs("{\"ph\":\"X\",\"name\":", c->out);
+    btr_json_string(c->out, srcloc_name(t, z->srcloc));
+    fprintf(c->out,
+            ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%.3f,\"dur\":%.3f"
+            ",\"args\":{\"cpu_start_us\":%.3f,\"cpu_end_us\":%.3f}}",
+            GPU_PID_BASE + z->ctx, z->timeline, (double)z->gpu_start / 1000.0,
+            (double)(z->gpu_end - z->gpu_start) / 1000.0, (double)z->cpu_start / 1000.0,
+            (double)z->cpu_end / 1000.0);
+    c->gpu_zones++;
+    return 0;
+}
+
+static void put_frame(struct chrome *c, const struct btc_trace *t, uint32_t set, int64_t start,
+                      int64_t end)
+{
+    sep(c);
+    fprintf(c->out,
+            "{\"ph\":\"X\",\"name\":\"frame\",\"pid\":%" PRIu64
+            ",\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
+            t->pid, FRAME_TID_BASE + set, (double)start / 1000.0, (double)(end - start) / 1000.0);
+    c->frames++;
+}
+
+/* A continuous set's frame lasts until the next one starts. */
+static int on_frame(void *ctx, const struct btc_trace *t, const struct btc_read_frame *f)
+{
+    struct chrome *c = ctx;
+    if (f->end >= 0) {
+        if (f->end >= f->start)
+            put_frame(c, t, f->set, f->start, f->end);
+        return 0;
+    }
+    while (c->last_start.len <= f->set) {
+        int64_t *none = btc_vec_push(&c->last_start);
+        if (!none)
+            return BTC_ERR_NOMEM;
+        *none = -1;
+    }
+    int64_t *prev = btc_vec_at(&c->last_start, f->set);
+    if (*prev >= 0 && f->start >= *prev)
+        put_frame(c, t, f->set, *prev, f->start);
+    *prev = f->start;
+    return 0;
+}
+
+static int on_point(void *ctx, const struct btc_trace *t, const struct btc_read_point *p)
+{
+    struct chrome *c = ctx;
+    const struct btc_read_plot *pl = btc_vec_at(&t->plots, p->plot);
+    const char *name = pl->name >= 0   ? btc_trace_string(t, pl->name)
+                       : pl->type == 2 ? "CPU usage"
+                                       : "plot";
+    if (!isfinite(p->value))
+        return 0;
+    sep(c);
+    fputs("{\"ph\":\"C\",\"name\":", c->out);
+    btr_json_string(c->out, name);
+    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"ts\":%.3f,\"args\":{\"value\":%.17g}}", t->pid,
+            (double)p->time / 1000.0, p->value);
+    c->points++;
+    return 0;
+}
+
+static void track_names(struct chrome *c, const struct btc_trace *t)
+{
+    FILE *out = c->out;
+    for (size_t i = 0; i < t->gpu_names.len; i++) {
+        int64_t name = *(const int64_t *)btc_vec_at(&t->gpu_names, i);
+        char label[600];
+        snprintf(label, sizeof label, "GPU: %s", name >= 0 ? btc_trace_string(t, name) : "");
+        sep(c);
+        fprintf(out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%u,\"args\":{\"name\":",
+                GPU_PID_BASE + (unsigned)i);
+        btr_json_string(out, label);
+        fputs("}}", out);
+    }
+    for (size_t i = 0; i < t->framesets.len; i++) {
+        const struct btc_read_frameset *fs = btc_vec_at(&t->framesets, i);
+        if (!fs->frames)
+            continue;
+        char label[600];
+        snprintf(label, sizeof label, "Frames: %s",
+                 fs->name >= 0 ? btc_trace_string(t, fs->name) : "default");
+        sep(c);
+        fprintf(out,
+                "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu64
+                ",\"tid\":%u,\"args\":{\"name\":",
+                t->pid, FRAME_TID_BASE + (unsigned)i);
+        btr_json_string(out, label);
+        fputs("}}", out);
+    }
+}
+
 int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                       size_t errlen)
 {
     struct chrome c = {.out = out, .first = 1};
+    btc_vec_init(&c.last_start, sizeof(int64_t));
     struct btc_trace t;
     /* The reader fills in the header (pid) before the first zone arrives. */
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
-    int rc = btc_tracy_read_messages(path, &t, on_zone, on_message, &c, err, errlen);
+    const struct btc_read_more more = {
+        .gpu_zone = on_gpu_zone, .frame = on_frame, .point = on_point};
+    int rc = btc_tracy_read_more(path, &t, on_zone, on_message, &more, &c, err, errlen);
+    if (rc >= 0)
+        track_names(&c, &t);
+    btc_vec_free(&c.last_start);
     if (rc >= 0) {
         sep(&c);
         fprintf(out,
