@@ -143,7 +143,9 @@ static int switch_out(struct btc_ctxswitch *c, uint64_t tid, uint8_t cpu, int8_t
         if (!ct)
             return BTC_ERR_NOMEM;
         ct->regions++;
-        ct->running_time += time - t->last.start;
+        /* Hostile times must not overflow: the client's clock wraps. */
+        ct->running_time =
+            (int64_t)((uint64_t)ct->running_time + (uint64_t)time - (uint64_t)t->last.start);
     }
     if (c->cpu_last[cpu]) {
         int64_t end = time;

@@ -127,7 +127,7 @@ static int on_gpu_zone(void *ctx, const struct btc_trace *t, const struct btc_re
             ",\"pid\":%u,\"tid\":%" PRIu64 ",\"ts\":%.3f,\"dur\":%.3f"
             ",\"args\":{\"cpu_start_us\":%.3f,\"cpu_end_us\":%.3f}}",
             GPU_PID_BASE + z->ctx, z->timeline, (double)z->gpu_start / 1000.0,
-            (double)(z->gpu_end - z->gpu_start) / 1000.0, (double)z->cpu_start / 1000.0,
+            ((double)z->gpu_end - (double)z->gpu_start) / 1000.0, (double)z->cpu_start / 1000.0,
             (double)z->cpu_end / 1000.0);
     c->gpu_zones++;
     return 0;
@@ -140,7 +140,8 @@ static void put_frame(struct chrome *c, const struct btc_trace *t, uint32_t set,
     fprintf(c->out,
             "{\"ph\":\"X\",\"name\":\"frame\",\"pid\":%" PRIu64
             ",\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}",
-            t->pid, FRAME_TID_BASE + set, (double)start / 1000.0, (double)(end - start) / 1000.0);
+            t->pid, FRAME_TID_BASE + set, (double)start / 1000.0,
+            ((double)end - (double)start) / 1000.0);
     c->frames++;
 }
 
