@@ -111,9 +111,14 @@ static void chrome_export_has_a_complete_event_per_zone(void **state)
     assert_int_equal(btr_chrome_export(path, mem, &zones, err, sizeof err), 0);
     fclose(mem);
     assert_int_equal(zones, 8300);
-    assert_int_equal(count(json, "{\"ph\":\"X\""), 8300);
+    /* A complete event per zone and per frame (a track per frame set). */
+    size_t frames = count(json, "\"name\":\"frame\"");
+    assert_int_equal(count(json, "{\"ph\":\"X\""), 8300 + frames);
+    assert_int_equal(frames, 300);
     assert_int_equal(count(json, "\"name\":\"with_callstack\""), 200);
-    assert_int_equal(count(json, "\"name\":\"thread_name\""), 4);
+    /* 4 threads, and 3 frame sets' tracks. */
+    assert_int_equal(count(json, "\"name\":\"thread_name\""), 4 + 3);
+    assert_int_equal(count(json, "\"Frames: default\""), 1);
     assert_int_equal(count(json, "{\"ph\":\"i\""), 24); /* the messages */
     assert_non_null(strstr(json, "\"name\":\"peer-client start\""));
     assert_non_null(strstr(json, "{\"name\":\"peer-worker-1\"}"));

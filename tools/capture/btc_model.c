@@ -683,6 +683,24 @@ static int message(struct btc_model *m, const struct btc_event *ev, char *err, s
     return BTC_OK;
 }
 
+/* Adds a point to a plot: its running min, max, sum and order, and the
+ * point spooled. */
+static int add_point(struct btc_model *m, size_t plot, int64_t time, double v)
+{
+    struct btc_plot *p = btc_vec_at(&m->plots, plot);
+    if (v < p->min)
+        p->min = v;
+    if (v > p->max)
+        p->max = v;
+    p->sum += v;
+    if (p->count && time < p->last_time)
+        p->unsorted = 1;
+    p->last_time = time;
+    p->count++;
+    struct btc_plot_rec r = {.plot = (uint32_t)plot, .time = time, .value = v};
+    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+}
+
 /* SysPowerReport: energy (uJ) used since the last report of that name; the
  * plot shows Watts, from the second report on, as upstream's server does. */
 static int sys_power(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
@@ -711,17 +729,7 @@ static int sys_power(struct btc_model *m, const struct btc_event *ev, char *err,
     double v = (double)delta * 1000.0 / dt;
     if (!isfinite(v))
         return BTC_OK;
-    if (v < p->min)
-        p->min = v;
-    if (v > p->max)
-        p->max = v;
-    p->sum += v;
-    if (p->count && ev->time < p->last_time)
-        p->unsorted = 1;
-    p->last_time = ev->time;
-    p->count++;
-    struct btc_plot_rec r = {.plot = (uint32_t)plot, .time = ev->time, .value = v};
-    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+    return add_point(m, plot, ev->time, v);
 }
 
 static int64_t get_plot(struct btc_model *m, uint64_t key)
@@ -765,19 +773,8 @@ static int plot_data(struct btc_model *m, const struct btc_event *ev, char *err,
     int64_t pi = get_plot(m, key);
     if (pi < 0)
         return nomem(err, errlen);
-    struct btc_plot *p = btc_vec_at(&m->plots, (size_t)pi);
-    if (v < p->min)
-        p->min = v;
-    if (v > p->max)
-        p->max = v;
-    p->sum += v;
-    if (p->count && ev->time < p->last_time)
-        p->unsorted = 1;
-    p->last_time = ev->time;
-    p->count++;
-    struct btc_plot_rec r = {.plot = (uint32_t)pi, .time = ev->time, .value = v};
     see_time(m, ev->time);
-    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+    return add_point(m, (size_t)pi, ev->time, v);
 }
 
 /* SysTimeReport: upstream's implicit "CPU usage" plot (percent). */
@@ -800,19 +797,8 @@ static int sys_time(struct btc_model *m, const struct btc_event *ev, char *err, 
         p->max = -INFINITY;
         m->systime_plot = (int64_t)m->plots.len - 1;
     }
-    struct btc_plot *p = btc_vec_at(&m->plots, (size_t)m->systime_plot);
-    if (v < p->min)
-        p->min = v;
-    if (v > p->max)
-        p->max = v;
-    p->sum += v;
-    if (p->count && ev->time < p->last_time)
-        p->unsorted = 1;
-    p->last_time = ev->time;
-    p->count++;
-    struct btc_plot_rec r = {.plot = (uint32_t)m->systime_plot, .time = ev->time, .value = v};
     see_time(m, ev->time);
-    return btc_spool_append(&m->plot_points, &r, NULL) < 0 ? BTC_ERR_IO : BTC_OK;
+    return add_point(m, (size_t)m->systime_plot, ev->time, v);
 }
 
 static int frame_mark(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
