@@ -133,6 +133,79 @@ static void the_frame_image_is_kept(void **state)
     assert_int_equal(*at, 0);
 }
 
+static int by_free_time(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* README "Plots": upstream's loader rebuilds each pool's memory plot from
+ * its events as they stand in the file (allocations in file order, frees
+ * sorted by time, an allocation first only when strictly earlier), and the
+ * plots of upstream's file peak at 256 (default pool), 128 (full-pool), 512
+ * (full-pool-cs) and 16,384 bytes (full-discard-pool). The same rebuild of
+ * what this capture writes must peak the same. */
+static void memory_plots_peak_as_upstreams(void **state)
+{
+    (void)state;
+    const struct btc_model *m = &cap.model;
+    for (size_t pool = 0; pool < m->pools.len; pool++) {
+        struct btc_vec allocs, frees; /* i64 time, i64 size / i64 time, i64 size */
+        btc_vec_init(&allocs, 2 * sizeof(int64_t));
+        btc_vec_init(&frees, 2 * sizeof(int64_t));
+        struct btc_spool_reader r;
+        assert_int_equal(btc_spool_reader_open(&r, (struct btc_spool *)&m->mem), 0);
+        const uint8_t *p;
+        while (btc_spool_reader_next(&r, &p) > 0) {
+            struct btc_mem_rec e;
+            memcpy(&e, p, sizeof e);
+            if (e.pool != pool)
+                continue;
+            int64_t *a = btc_vec_push(&allocs);
+            a[0] = e.time_alloc;
+            a[1] = (int64_t)e.size;
+            if (e.time_free >= 0) {
+                int64_t *f = btc_vec_push(&frees);
+                f[0] = e.time_free;
+                f[1] = (int64_t)e.size;
+            }
+        }
+        btc_spool_reader_close(&r);
+        qsort(frees.data, frees.len, 2 * sizeof(int64_t), by_free_time);
+        int64_t usage = 0, peak = 0;
+        size_t ai = 0, fi = 0;
+        while (ai < allocs.len || fi < frees.len) {
+            const int64_t *a = ai < allocs.len ? btc_vec_at(&allocs, ai) : NULL;
+            const int64_t *f = fi < frees.len ? btc_vec_at(&frees, fi) : NULL;
+            if (a && (!f || a[0] < f[0])) {
+                usage += a[1];
+                ai++;
+            } else {
+                usage -= f[1];
+                fi++;
+            }
+            if (usage > peak)
+                peak = usage;
+        }
+        btc_vec_free(&allocs);
+        btc_vec_free(&frees);
+        const struct btc_pool *pl = btc_vec_at(&m->pools, pool);
+        const char *name = "";
+        uint64_t *si = pl->name ? btc_map_get(&m->key_strings, pl->name) : NULL;
+        if (si)
+            name = btc_strtab_get(&m->strings, (uint32_t)*si, NULL);
+        int64_t want = !pl->name                                ? 256
+                       : strcmp(name, "full-pool") == 0         ? 128
+                       : strcmp(name, "full-pool-cs") == 0      ? 512
+                       : strcmp(name, "full-discard-pool") == 0 ? 16384
+                                                                : -1;
+        if (peak != want)
+            fprintf(stderr, "pool %zu %s: peak %lld, upstream's %lld\n", pool, name,
+                    (long long)peak, (long long)want);
+        assert_int_equal(peak, want);
+    }
+}
+
 static void file_holds_the_counts(const char *path)
 {
     struct btc_trace t;
@@ -298,6 +371,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(every_cpu_zone_is_kept),
         cmocka_unit_test(gpu_context_and_zones_are_kept),
         cmocka_unit_test(the_frame_image_is_kept),
+        cmocka_unit_test(memory_plots_peak_as_upstreams),
         cmocka_unit_test(file_0_14_0_holds_the_counts),
         cmocka_unit_test(file_0_11_1_holds_the_counts),
         cmocka_unit_test(files_hold_upstreams_counts),
