@@ -19,36 +19,25 @@
 #include "btc_capture.h"
 #include "btc_format.h"
 #include "btc_tracy.h"
+#include "replay_capture.h"
 #include "replay_client.h"
 
-static struct bt_replay *replay;
-static int serve_rc = -1;
-static char serve_err[512];
-static struct btc_capture cap;
-static int capture_rc;
-static char dir[] = "/tmp/bt-replay-full-XXXXXX";
-static char path14[4200], path11[4200];
-
-static void *serve(void *arg)
-{
-    serve_rc = bt_replay_serve(arg, serve_err, sizeof serve_err);
-    return NULL;
-}
+static struct replay_capture run;
 
 static void capture_completes(void **state)
 {
     (void)state;
-    assert_int_equal(capture_rc, BTC_OK);
-    assert_int_equal(cap.end, BTC_END_COMPLETE);
-    assert_int_equal(serve_rc, 0);
-    assert_int_equal(btc_model_outstanding(&cap.model), 0);
+    assert_int_equal(run.capture_rc, BTC_OK);
+    assert_int_equal(run.cap.end, BTC_END_COMPLETE);
+    assert_int_equal(run.serve_rc, 0);
+    assert_int_equal(btc_model_outstanding(&run.cap.model), 0);
 }
 
 /* README "Queries the capture sent": the deterministic rows. */
 static void capture_asks_what_upstream_asked(void **state)
 {
     (void)state;
-    const uint64_t *q = bt_replay_query_counts(replay);
+    const uint64_t *q = bt_replay_query_counts(run.replay);
     assert_int_equal(q[BT_QUERY_STRING], 40);
     assert_int_equal(q[BT_QUERY_THREAD_STRING], 10); /* sampled threads named too */
     assert_int_equal(q[BT_QUERY_EXTERNAL_NAME], 117);
@@ -63,7 +52,7 @@ static void capture_asks_what_upstream_asked(void **state)
 static void every_cpu_zone_is_kept(void **state)
 {
     (void)state;
-    assert_int_equal(cap.model.zone_count, 5127);
+    assert_int_equal(run.cap.model.zone_count, 5127);
 }
 
 /* README "GPU": one OpenGL context with calibration, 70 zones on one
@@ -71,7 +60,7 @@ static void every_cpu_zone_is_kept(void **state)
 static void gpu_context_and_zones_are_kept(void **state)
 {
     (void)state;
-    const struct btc_gpu *g = &cap.model.gpu;
+    const struct btc_gpu *g = &run.cap.model.gpu;
     assert_int_equal(g->ctxs.len, 1);
     const struct btc_gpu_ctx *c = btc_vec_at(&g->ctxs, 0);
     assert_int_equal(c->type, 1);
@@ -80,7 +69,7 @@ static void gpu_context_and_zones_are_kept(void **state)
     assert_int_equal(c->count, 70);
     assert_int_equal(c->timelines.len, 1);
     assert_true(c->calibration_mod == 1.0);
-    assert_string_equal(btc_strtab_get(&cap.model.strings, (uint32_t)c->name, NULL),
+    assert_string_equal(btc_strtab_get(&run.cap.model.strings, (uint32_t)c->name, NULL),
                         "full-gpu-ctx");
     assert_int_equal(g->zone_count, 70);
     assert_int_equal(g->child_lists, 10); /* each gpu_static holds a gpu_child */
@@ -122,7 +111,7 @@ static void gpu_context_and_zones_are_kept(void **state)
 static void the_frame_image_is_kept(void **state)
 {
     (void)state;
-    const struct btc_frame_images *f = &cap.model.frame_images;
+    const struct btc_frame_images *f = &run.cap.model.frame_images;
     assert_int_equal(f->images.len, 1);
     assert_int_equal(f->dropped, 0);
     const struct btc_frame_image *img = btc_vec_at(&f->images, 0);
@@ -148,7 +137,7 @@ static int by_free_time(const void *a, const void *b)
 static void memory_plots_peak_as_upstreams(void **state)
 {
     (void)state;
-    const struct btc_model *m = &cap.model;
+    const struct btc_model *m = &run.cap.model;
     for (size_t pool = 0; pool < m->pools.len; pool++) {
         struct btc_vec allocs, frees; /* i64 time, i64 size / i64 time, i64 size */
         btc_vec_init(&allocs, 2 * sizeof(int64_t));
@@ -311,20 +300,20 @@ static void file_holds_upstreams_counts(const char *path)
 static void files_hold_upstreams_counts(void **state)
 {
     (void)state;
-    file_holds_upstreams_counts(path14);
-    file_holds_upstreams_counts(path11);
+    file_holds_upstreams_counts(run.path14);
+    file_holds_upstreams_counts(run.path11);
 }
 
 static void file_0_14_0_holds_the_counts(void **state)
 {
     (void)state;
-    file_holds_the_counts(path14);
+    file_holds_the_counts(run.path14);
 }
 
 static void file_0_11_1_holds_the_counts(void **state)
 {
     (void)state;
-    file_holds_the_counts(path11);
+    file_holds_the_counts(run.path11);
 }
 
 int main(int argc, char **argv)
@@ -333,38 +322,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
         return 2;
     }
-    if (!mkdtemp(dir)) {
-        perror("mkdtemp");
+    char err[512], upath[4200];
+    snprintf(upath, sizeof upath, "%s/session.tracy", argv[1]);
+    if (btc_tracy_read(upath, &upstream, NULL, NULL, err, sizeof err) < 0) {
+        fprintf(stderr, "%s: %s\n", upath, err);
         return 1;
     }
-    char err[512];
-    unsigned port;
-    struct bt_replay_opts ro = {.data_dir = argv[1]};
-    if (bt_replay_open(&replay, &ro, &port, err, sizeof err) < 0) {
-        fprintf(stderr, "replay: %s\n", err);
+    if (replay_capture_run(&run, argv[1], "replay-full") < 0)
         return 1;
-    }
-    pthread_t th;
-    pthread_create(&th, NULL, serve, replay);
-    struct btc_capture_opts co = {
-        .host = "127.0.0.1", .port = port, .connect_timeout_s = 20, .spool_dir = dir};
-    capture_rc = btc_capture_run(&cap, &co);
-    pthread_join(th, NULL);
-    if (serve_rc < 0)
-        fprintf(stderr, "replay: %s\n", serve_err);
-    if (capture_rc < 0 || cap.end != BTC_END_COMPLETE)
-        fprintf(stderr, "capture: %s\n", cap.err);
-
-    snprintf(path14, sizeof path14, "%s/full-0.14.0.tracy", dir);
-    snprintf(path11, sizeof path11, "%s/full-0.11.1.tracy", dir);
-    int wrc = cap.have_model ? btc_model_finish(&cap.model) : -1;
-    if (wrc >= 0)
-        wrc = btc_tracy_write(&cap.model, path14, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err);
-    if (wrc >= 0)
-        wrc = btc_tracy_write(&cap.model, path11, BTC_FILE_VERSION_0_11_1, NULL, err, sizeof err);
-    if (wrc < 0)
-        fprintf(stderr, "write: %s\n", err);
-
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(capture_completes),
         cmocka_unit_test(capture_asks_what_upstream_asked),
@@ -376,21 +341,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(file_0_11_1_holds_the_counts),
         cmocka_unit_test(files_hold_upstreams_counts),
     };
-    char upath[4200];
-    snprintf(upath, sizeof upath, "%s/session.tracy", argv[1]);
-    if (btc_tracy_read(upath, &upstream, NULL, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "%s: %s\n", upath, err);
-        return 1;
-    }
     int failed = cmocka_run_group_tests_name("replay_full", tests, NULL, NULL);
-    btc_capture_free(&cap);
-    bt_replay_close(replay);
-    if (getenv("BT_KEEP_TEST_FILES"))
-        fprintf(stderr, "files kept in %s\n", dir);
-    else {
-        unlink(path14);
-        unlink(path11);
-        rmdir(dir);
-    }
+    int wrc = run.write_rc;
+    replay_capture_free(&run);
+    btc_trace_free(&upstream);
     return failed || wrc < 0;
 }
