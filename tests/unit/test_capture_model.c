@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -320,6 +321,21 @@ static void fibers_keep_their_own_zone_stacks(void **state)
 /* System-wide events the file has room for: CPU usage reports become
  * upstream's implicit "CPU usage" plot, the CPU topology and the thread to
  * process map get their sections; both layouts read back. */
+/* Writes the model in a file of the given layout and reads it back into t. */
+static void read_back(uint32_t version, struct btc_trace *t)
+{
+    char path[] = "/tmp/bt-model-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_tracy_write(&model, path, version, NULL, err, sizeof err), 0);
+    assert_int_equal(btc_tracy_read(path, t, NULL, NULL, err, sizeof err), 0);
+    if (getenv("BT_KEEP_TEST_FILES"))
+        fprintf(stderr, "kept %s\n", path);
+    else
+        unlink(path);
+}
+
 static void cpu_usage_topology_and_pids_are_written(void **state)
 {
     (void)state;
@@ -349,13 +365,8 @@ static void cpu_usage_topology_and_pids_are_written(void **state)
     assert_int_equal(btc_model_finish(&model), 0);
     uint32_t versions[2] = {BTC_FILE_VERSION_0_14_0, BTC_FILE_VERSION_0_11_1};
     for (int v = 0; v < 2; v++) {
-        char path[] = "/tmp/bt-model-sys-XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        close(fd);
-        assert_int_equal(btc_tracy_write(&model, path, versions[v], NULL, err, sizeof err), 0);
         struct btc_trace t;
-        assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+        read_back(versions[v], &t);
         assert_int_equal(t.plots.len, 1);
         const struct btc_read_plot *p = btc_vec_at(&t.plots, 0);
         assert_int_equal(p->type, BTC_PLOT_TYPE_SYSTIME);
@@ -364,8 +375,6 @@ static void cpu_usage_topology_and_pids_are_written(void **state)
         assert_int_equal(t.cpu_threads, 3);
         assert_int_equal(t.tid_pids, 1);
         btc_trace_free(&t);
-        if (!getenv("BT_KEEP_TEST_FILES"))
-            unlink(path);
     }
 }
 
@@ -401,13 +410,8 @@ static void hardware_samples_and_power_are_written(void **state)
     assert_int_equal(btc_model_finish(&model), 0);
     uint32_t versions[2] = {BTC_FILE_VERSION_0_14_0, BTC_FILE_VERSION_0_11_1};
     for (int v = 0; v < 2; v++) {
-        char path[] = "/tmp/bt-model-hw-XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        close(fd);
-        assert_int_equal(btc_tracy_write(&model, path, versions[v], NULL, err, sizeof err), 0);
         struct btc_trace t;
-        assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+        read_back(versions[v], &t);
         assert_int_equal(t.hw_sample_addresses, 2);
         assert_int_equal(t.hw_samples[0], 2);
         assert_int_equal(t.hw_samples[3], 1);
@@ -419,8 +423,6 @@ static void hardware_samples_and_power_are_written(void **state)
         /* 2000 uJ in 1 ms: 2 W */
         assert_true(p->min == 2.0 && p->max == 2.0);
         btc_trace_free(&t);
-        if (!getenv("BT_KEEP_TEST_FILES"))
-            unlink(path);
     }
 }
 
