@@ -205,24 +205,25 @@ static void a_stalled_pull_gives_up_after_the_stall_timeout(void **state)
     result_free(&r);
 }
 
-/* The connection drops while the program runs: the board carries on, the
- * capture writes its trace, and fetch (no path: the newest run) gets it. */
-static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
+/* Runs the fake program (with env) on the board through a proxy, in a new
+ * remote folder WORK/folder, and cuts the connection once the program has
+ * sent its events; returns boardtrace's wait status. out and log are
+ * WORK/name.tracy and WORK/name.log. */
+static int cut_run(const char *folder, const char *name, const char *env, char *remote_dir,
+                   char *out, char *log)
 {
-    (void)state;
-    char remote_dir[600], out[600], log[600], kh[600], target[128];
-    snprintf(remote_dir, sizeof remote_dir, "%s/runs", work);
-    snprintf(out, sizeof out, "%s/cut-run.tracy", work);
-    snprintf(log, sizeof log, "%s/cut-run.log", work);
+    char kh[600], target[128];
+    snprintf(remote_dir, 600, "%s/%s", work, folder);
+    snprintf(out, 600, "%s/%s.tracy", work, name);
+    snprintf(log, 600, "%s/%s.log", work, name);
     assert_int_equal(mkdir(remote_dir, 0700), 0);
     struct proxy p = {.limit = 1LL << 40};
     pthread_t thread;
     start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
-    const char *run_argv[] = {boardtrace,     "run",      "--host",        target,
-                              "-i",           board.key,  "--known-hosts", kh,
-                              "--remote-dir", remote_dir, "--capture",     capture,
-                              "-o",           out,        "--env",         "BT_TEST_LINGER=3",
-                              program,        NULL};
+    const char *run_argv[] = {
+        boardtrace,     "run",      "--host",    target,  "-i", board.key, "--known-hosts", kh,
+        "--remote-dir", remote_dir, "--capture", capture, "-o", out,       "--env",         env,
+        program,        NULL};
     pid_t pid = spawn_logged((char *const *)run_argv, log);
     assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 50000));
     p.cut_now = 1;
@@ -230,6 +231,16 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
     waitpid(pid, &st, 0);
     pthread_join(thread, NULL);
     close(p.listen_fd);
+    return st;
+}
+
+/* The connection drops while the program runs: the board carries on, the
+ * capture writes its trace, and fetch (no path: the newest run) gets it. */
+static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600], log[600];
+    int st = cut_run("runs", "cut-run", "BT_TEST_LINGER=3", remote_dir, out, log);
     char *text = read_file(log, NULL);
     assert_true(WIFEXITED(st));
     if (WEXITSTATUS(st) != 9)
@@ -284,31 +295,14 @@ static int processes_in(const char *dir)
 }
 
 /* The connection drops while a program that would run (and stay connected
- * to its capture) for 10 minutes runs, with no -s: the board notices its host is gone, stops the
- * program, lets the capture finish its trace and keeps the folder; fetch gets it. */
+ * to its capture) for 10 minutes runs, with no -s: the board notices its
+ * host is gone, stops the program, lets the capture finish its trace and
+ * keeps the folder; fetch gets it. */
 static void a_run_whose_host_went_away_ends_on_the_board(void **state)
 {
     (void)state;
-    char remote_dir[600], out[600], log[600], kh[600], target[128];
-    snprintf(remote_dir, sizeof remote_dir, "%s/lost-runs", work);
-    snprintf(out, sizeof out, "%s/lost-run.tracy", work);
-    snprintf(log, sizeof log, "%s/lost-run.log", work);
-    assert_int_equal(mkdir(remote_dir, 0700), 0);
-    struct proxy p = {.limit = 1LL << 40};
-    pthread_t thread;
-    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
-    const char *run_argv[] = {boardtrace,     "run",      "--host",        target,
-                              "-i",           board.key,  "--known-hosts", kh,
-                              "--remote-dir", remote_dir, "--capture",     capture,
-                              "-o",           out,        "--env",         "BT_TEST_HOLD=600",
-                              program,        NULL};
-    pid_t pid = spawn_logged((char *const *)run_argv, log);
-    assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 50000));
-    p.cut_now = 1;
-    int st = 0;
-    waitpid(pid, &st, 0);
-    pthread_join(thread, NULL);
-    close(p.listen_fd);
+    char remote_dir[600], out[600], log[600];
+    cut_run("lost-runs", "lost-run", "BT_TEST_HOLD=600", remote_dir, out, log);
 
     char run_dir[1200] = "";
     DIR *d = opendir(remote_dir);
