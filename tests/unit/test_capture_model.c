@@ -426,6 +426,62 @@ static void hardware_samples_and_power_are_written(void **state)
     }
 }
 
+static size_t staged(uint8_t *p, const char *text)
+{
+    size_t n = strlen(text);
+    p[0] = BT_EV_SINGLE_STRING_DATA8;
+    p[1] = (uint8_t)n;
+    memcpy(p + 2, text, n);
+    return 2 + n;
+}
+
+/* Sections: one entered then left, one left before it was entered (the
+ * enter completes it), one still open at the end, and a category named by
+ * SectionSetup; the 0.14.0 file has them, the 0.11.1 one has no such
+ * section. */
+static void sections_are_written(void **state)
+{
+    (void)state;
+    uint8_t b[512];
+    size_t n = thread_ctx(b, 5);
+    const struct {
+        uint8_t type;
+        uint32_t id;
+        uint16_t category;
+        const char *text;
+    } ev[] = {{BT_EV_SECTION_ENTER, 1, 7, "load"},
+              {BT_EV_SECTION_LEAVE, 1, 0, NULL},
+              {BT_EV_SECTION_LEAVE, 2, 0, NULL},
+              {BT_EV_SECTION_ENTER, 2, 7, "late"},
+              {BT_EV_SECTION_ENTER, 3, 8, "open"}};
+    for (size_t i = 0; i < sizeof ev / sizeof ev[0]; i++) {
+        if (ev[i].text)
+            n += staged(b + n, ev[i].text);
+        b[n] = ev[i].type;
+        bt_wire_put_u64(b + n + 1, 10); /* thread-relative delta */
+        bt_wire_put_u32(b + n + 9, ev[i].id);
+        if (ev[i].type == BT_EV_SECTION_ENTER)
+            bt_wire_put_u16(b + n + 13, ev[i].category);
+        n += ev[i].type == BT_EV_SECTION_ENTER ? 15 : 13;
+    }
+    n += staged(b + n, "Loading");
+    b[n] = BT_EV_SECTION_SETUP;
+    bt_wire_put_u16(b + n + 1, 9);
+    n += 3;
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(model.sections.open.len, 1);
+    assert_int_equal(model.sections.left_early.len, 0);
+    assert_int_equal(btc_model_finish(&model), 0);
+    struct btc_trace t;
+    read_back(BTC_FILE_VERSION_0_14_0, &t);
+    assert_int_equal(t.sections, 3);
+    assert_int_equal(t.section_categories, 3);
+    btc_trace_free(&t);
+    read_back(BTC_FILE_VERSION_0_11_1, &t);
+    assert_int_equal(t.sections, 0);
+    btc_trace_free(&t);
+}
+
 static size_t message(uint8_t *p, const char *text, uint64_t t)
 {
     size_t n = strlen(text);
@@ -527,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(cpu_usage_topology_and_pids_are_written, setup, teardown),
         cmocka_unit_test_setup_teardown(messages_are_written_in_time_order, setup, teardown),
         cmocka_unit_test_setup_teardown(hardware_samples_and_power_are_written, setup, teardown),
+        cmocka_unit_test_setup_teardown(sections_are_written, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

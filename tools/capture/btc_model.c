@@ -87,6 +87,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     m->gpu.zones.fd = m->samples.spool.fd = -1;
     m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;
     m->frame_images.data.raw.fd = m->code.data.raw.fd = m->hw_samples.spool.fd = -1;
+    m->sections.spool.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -114,7 +115,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_frame_images_init(&m->frame_images, spool_dir, err, errlen)) ||
         (rc = btc_code_init(&m->code, (w->flags & BT_WELCOME_FLAG_CODE_TRANSFER) != 0, spool_dir,
                             err, errlen)) ||
-        (rc = btc_hw_samples_init(&m->hw_samples, spool_dir, err, errlen)))
+        (rc = btc_hw_samples_init(&m->hw_samples, spool_dir, err, errlen)) ||
+        (rc = btc_sections_init(&m->sections, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -177,6 +179,7 @@ void btc_model_free(struct btc_model *m)
     btc_frame_images_free(&m->frame_images);
     btc_code_free(&m->code);
     btc_hw_samples_free(&m->hw_samples);
+    btc_sections_free(&m->sections);
 }
 
 void btc_model_set_budget(struct btc_model *m, int64_t budget)
@@ -1544,8 +1547,12 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_HW_SAMPLE_BRANCH_RETIRED:
     case BT_EV_HW_SAMPLE_BRANCH_MISS:
         return btc_hw_samples_event(m, ev, err, errlen);
+    case BT_EV_SECTION_ENTER:
+    case BT_EV_SECTION_LEAVE:
+    case BT_EV_SECTION_SETUP:
+        return btc_sections_event(m, ev, err, errlen);
     default:
-        /* Parsed and skipped: sections, parameters, keep-alives, and
+        /* Parsed and skipped: parameters, keep-alives, and
          * answers to queries this capture never sends. Their times still
          * moved the references. */
         if (ev->has_time && ev->type != BT_EV_GPU_TIME)

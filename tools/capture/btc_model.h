@@ -16,6 +16,7 @@
 #include "btc_gpu.h"
 #include "btc_hw_samples.h"
 #include "btc_samples.h"
+#include "btc_sections.h"
 #include "btc_spool.h"
 #include "btc_util.h"
 
@@ -277,6 +278,7 @@ struct btc_model {
     struct btc_frame_images frame_images; /* (btc_frame_images.c) */
     struct btc_code code;                 /* code transfer (btc_code.c) */
     struct btc_hw_samples hw_samples;     /* (btc_hw_samples.c) */
+    struct btc_sections sections;         /* (btc_sections.c) */
     uint64_t zone_text_max;               /* highest text-spool number + 1 a zone refers to */
     char spool_dir[4096];
 };

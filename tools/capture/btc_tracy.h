@@ -111,6 +111,7 @@ struct btc_trace {
     uint64_t symbol_code, symbol_code_bytes;     /* transferred machine code */
     uint64_t source_files, source_file_bytes;    /* the source file cache */
     uint64_t hw_sample_addresses, hw_samples[6]; /* cycles ... branch misses */
+    uint64_t sections, section_categories;       /* 0.14.0 files */
     uint64_t gpu_contexts, gpu_zones, gpu_zones_with_callstack;
     uint64_t gpu_zones_timed; /* the file's count: zones whose GPU start arrived */
     struct btc_vec gpu_names; /* i64 string index of each GPU context's name, -1 none */

@@ -641,10 +641,13 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         for (uint64_t i = 0; i < n && !r->failed; i++) {
             g16(r);
             uint64_t items = g64(r);
+            t->sections += items;
             for (uint64_t k = 0; k < items && !r->failed; k++)
                 skip(r, 15);
         }
-        skip_list(r, 5);
+        t->section_categories = g64(r);
+        for (uint64_t i = 0; i < t->section_categories && !r->failed; i++)
+            skip(r, 5);
     }
 
     struct btc_map skeys; /* file string key -> index */

@@ -835,10 +835,8 @@ static int write_payload(struct writer *wr)
         put_u8(w, 0); /* crash event */
     if ((rc = write_frames(wr)) < 0)
         return rc;
-    if (wr->version >= BTC_FILE_VERSION_0_14_0) {
-        put_u64(w, 0); /* sections */
-        put_u64(w, 0); /* section descriptions */
-    }
+    if (wr->version >= BTC_FILE_VERSION_0_14_0 && (rc = btcw_sections(wr)) < 0)
+        return rc;
 
     /* Strings: string i has key i; pointer keys map onto them. The names
      * come first, then the spooled texts, streamed from disk. */

@@ -156,6 +156,9 @@ int btcw_source_files(struct writer *wr);
 /* Hardware samples (section 38), btc_tracy_write_hw.c. */
 int btcw_hw_samples(struct writer *wr);
 
+/* Sections (section 7, 0.14.0 only), btc_tracy_write_sections.c. */
+int btcw_sections(struct writer *wr);
+
 /* The GPU section (24) and its zone-count hints (18), btc_tracy_write_gpu.c. */
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
