@@ -190,9 +190,9 @@ static uint64_t count_in(const char *path, const char *needle)
 
 /* The rich upstream session (tests/data/tracy-0.14.0-full): the export has
  * its 70 GPU zones in a GPU process, 300 frames on per-set tracks (101 + 99
- * continuous, 100 discontinuous), and a counter event per plot point (4
- * plots of 100 and 21 CPU-usage points); stats lists GPU zones and the
- * hottest sampled functions. */
+ * continuous, 100 discontinuous), a counter event per plot point (4 plots
+ * of 100 and 21 CPU-usage points) and per allocation and free of each
+ * memory pool; stats lists GPU zones and the hottest sampled functions. */
 static void gpu_zones_frames_and_plots_are_exported(void **state)
 {
     (void)state;
@@ -204,8 +204,13 @@ static void gpu_zones_frames_and_plots_are_exported(void **state)
     assert_int_equal(run_report(args, err, sizeof err), 0);
     assert_int_equal(count_in(json, "\"pid\":4026531840,\"tid\":0,"), 70);
     assert_int_equal(count_in(json, "\"name\":\"frame\""), 300);
-    assert_int_equal(count_in(json, "\"ph\":\"C\""), 421);
+    assert_int_equal(count_in(json, "\"args\":{\"value\":"), 421);
+    assert_int_equal(count_in(json, "\"ph\":\"C\""), 421 + 1760 + 1600 + 160 + 24);
     assert_int_equal(count_in(json, "\"GPU: full-gpu-ctx\""), 1);
+    /* A memory counter point per allocation and free of each pool. */
+    assert_int_equal(count_in(json, "\"name\":\"Memory: default\""), 1760);
+    assert_int_equal(count_in(json, "\"name\":\"Memory: full-pool-cs\""), 160);
+    assert_int_equal(count_in(json, "\"bytes\":16384}"), 1); /* the discard pool's peak */
     char out[4200];
     snprintf(out, sizeof out, "%s/stats.txt", tmpdir);
     char *argv[] = {(char *)report_bin, "stats", src, NULL};

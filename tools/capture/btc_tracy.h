@@ -147,8 +147,9 @@ typedef int (*btc_message_fn)(void *ctx, const struct btc_trace *t,
                               const struct btc_read_message *m);
 /* More of the trace, for exports: GPU zones (depth first per timeline, as
  * the file holds them), frames (continuous sets: end -1, the frame lasts
- * until the next) and plot points (plot = index in t->plots, filled before
- * its points). Frame set names are known only once the read is done. */
+ * until the next), plot points (plot = index in t->plots, filled before
+ * its points) and memory events (by pool, in allocation order). Frame set
+ * names are known only once the read is done. */
 struct btc_read_gpu_zone {
     uint32_t ctx;      /* index in t->gpu_names */
     uint64_t timeline; /* thread id, 0 for contexts bound to one thread */
@@ -165,10 +166,16 @@ struct btc_read_point {
     int64_t time;
     double value;
 };
+struct btc_read_mem {
+    uint32_t pool; /* index in t->pools */
+    uint64_t ptr, size;
+    int64_t time_alloc, time_free; /* time_free -1: never freed */
+};
 struct btc_read_more {
     int (*gpu_zone)(void *ctx, const struct btc_trace *t, const struct btc_read_gpu_zone *z);
     int (*frame)(void *ctx, const struct btc_trace *t, const struct btc_read_frame *f);
     int (*point)(void *ctx, const struct btc_trace *t, const struct btc_read_point *p);
+    int (*mem)(void *ctx, const struct btc_trace *t, const struct btc_read_mem *m);
 };
 
 /* btc_tracy_read with a message callback as well. */

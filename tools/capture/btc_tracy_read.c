@@ -942,16 +942,25 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         p->events = g64(r);
         p->active = g64(r);
         g64(r);
+        int (*cb)(void *, const struct btc_trace *, const struct btc_read_mem *) =
+            r->more ? r->more->mem : NULL;
+        int64_t ref = 0;
         for (uint64_t k = 0; k < p->events && !r->failed; k++) {
-            skip(r, 16);
+            struct btc_read_mem e = {.pool = (uint32_t)i};
+            e.ptr = g64(r);
+            e.size = g64(r);
             uint32_t csa = g24(r);
             uint32_t csf = g24(r);
-            g64(r);
+            e.time_alloc = gwto(r, &ref);
             int64_t free_off = (int64_t)g64(r);
             skip(r, 4);
             p->allocs_with_callstack += csa != 0;
             p->frees_with_callstack += csf != 0;
             p->freed += free_off >= 0;
+            e.time_free =
+                free_off < 0 ? -1 : (int64_t)((uint64_t)e.time_alloc + (uint64_t)free_off);
+            if (cb && !r->failed && (r->cb_rc = cb(r->cb_ctx, t, &e)) < 0)
+                rd_fail(r, "export stopped");
         }
         skip(r, 32);
     }
