@@ -3,8 +3,8 @@
 
 # Warnings for boardtrace's own code; -Werror when BT_WERROR is on (CI).
 function(bt_target_warnings target)
-    target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Wstrict-prototypes
-                                             -Wmissing-prototypes -Wformat=2 -Wvla)
+    target_compile_options(${target} PRIVATE -Wall -Wextra -Wshadow -Wformat=2 -Wvla
+                           $<$<COMPILE_LANGUAGE:C>:-Wstrict-prototypes -Wmissing-prototypes>)
     if(BT_WERROR)
         target_compile_options(${target} PRIVATE -Werror)
     endif()

@@ -137,10 +137,11 @@ static inline void rec_header(uint8_t *p, uint8_t kind, uint8_t frames, uint16_t
     memcpy(p, &r, sizeof(r));
 }
 
-/* Callstacks are part of TRACING_MODE 3 and up; below, depth is ignored. */
+/* An explicit depth is honoured in every mode, as upstream does; the mode
+ * only chooses what the plain forms ask for (runtime/README.md). */
 static int clamp_depth(int depth)
 {
-    if (BT_TRACING_MODE < 3 || depth <= 0)
+    if (depth <= 0)
         return 0;
     return depth > 62 ? 62 : depth;
 }
@@ -182,7 +183,8 @@ static inline struct bt_thread *zone_thread(int active)
     return active ? thread_current() : NULL;
 }
 
-bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
+static inline bt_zone zone_begin(const struct bt_srcloc *loc, int depth, int active,
+                                 uintptr_t caller)
 {
     bt_zone z = {0};
     struct bt_thread *t = zone_thread(active);
@@ -191,7 +193,7 @@ bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
     size_t keep = zone_keep(t) + BT_REC_HEADER;
     if (__builtin_expect(depth > 0, 0)) {
         uint64_t key = (uint64_t)(uintptr_t)loc;
-        if (!emit_record(t, BT_REC_ZONE_BEGIN, depth, 0, &key, 8, NULL, 0, keep, CALLER))
+        if (!emit_record(t, BT_REC_ZONE_BEGIN, depth, 0, &key, 8, NULL, 0, keep, caller))
             return z;
     } else {
         uint8_t *p = ring_reserve(t, BT_REC_HEADER + 8, keep);
@@ -204,6 +206,16 @@ bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
     t->open_zones++;
     z.active = 1;
     return z;
+}
+
+bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
+{
+    return zone_begin(loc, depth, active, CALLER);
+}
+
+bt_zone bt_zone_begin_at(const struct bt_srcloc *loc, int depth, int active, uintptr_t caller)
+{
+    return zone_begin(loc, depth, active, caller);
 }
 
 void bt_zone_end(bt_zone zone)
@@ -336,6 +348,22 @@ bt_zone bt_zone_begin_made(uint64_t handle, int depth, int active)
     return zone_begin_made(handle, depth, active, CALLER);
 }
 
+bt_zone bt_zone_begin_made_at(uint64_t handle, int depth, int active, uintptr_t caller)
+{
+    return zone_begin_made(handle, depth, active, caller);
+}
+
+const uint8_t *bt_made_payload(uint64_t handle, size_t *len)
+{
+    const struct bt_made_srcloc *m = (const struct bt_made_srcloc *)(uintptr_t)handle;
+    if (!m) {
+        *len = 0;
+        return NULL;
+    }
+    *len = m->len;
+    return m->data;
+}
+
 static void zone_string(bt_zone zone, uint8_t kind, const char *text, size_t len)
 {
     struct bt_thread *t = tls_thread;
@@ -389,48 +417,51 @@ static uint32_t message_meta(enum bt_severity severity)
     return (uint32_t)(BT_MSG_SOURCE_USER | (s << 4)) << 24;
 }
 
-void bt_message(const char *text, size_t len, enum bt_severity severity, int depth)
+void bt_message_at(const char *text, size_t len, uint32_t color, int colored,
+                   enum bt_severity severity, int depth, uintptr_t caller)
 {
     struct bt_thread *t = thread_current();
     if (!t)
         return;
     if (len > payload_max())
         len = payload_max();
-    emit_record(t, BT_REC_MESSAGE, depth, message_meta(severity), text, len, NULL, 0, zone_keep(t),
-                CALLER);
+    uint8_t kind = colored ? BT_REC_MESSAGE_COLOR : BT_REC_MESSAGE;
+    uint32_t b = message_meta(severity) | (colored ? color & 0xFFFFFFu : 0);
+    emit_record(t, kind, depth, b, text, len, NULL, 0, zone_keep(t), caller);
+}
+
+void bt_message_literal_at(const char *text, uint32_t color, int colored, enum bt_severity severity,
+                           int depth, uintptr_t caller)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    uint64_t address = (uint64_t)(uintptr_t)text;
+    uint8_t kind = colored ? BT_REC_LITERAL_COLOR : BT_REC_LITERAL;
+    uint32_t b = message_meta(severity) | (colored ? color & 0xFFFFFFu : 0);
+    emit_record(t, kind, depth, b, &address, 8, NULL, 0, zone_keep(t), caller);
+}
+
+void bt_message(const char *text, size_t len, enum bt_severity severity, int depth)
+{
+    bt_message_at(text, len, 0, 0, severity, depth, CALLER);
 }
 
 void bt_message_color(const char *text, size_t len, uint32_t color, enum bt_severity severity,
                       int depth)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
-    if (len > payload_max())
-        len = payload_max();
-    emit_record(t, BT_REC_MESSAGE_COLOR, depth, message_meta(severity) | (color & 0xFFFFFFu), text,
-                len, NULL, 0, zone_keep(t), CALLER);
+    bt_message_at(text, len, color, 1, severity, depth, CALLER);
 }
 
 void bt_message_literal(const char *text, enum bt_severity severity, int depth)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
-    uint64_t address = (uint64_t)(uintptr_t)text;
-    emit_record(t, BT_REC_LITERAL, depth, message_meta(severity), &address, 8, NULL, 0,
-                zone_keep(t), CALLER);
+    bt_message_literal_at(text, 0, 0, severity, depth, CALLER);
 }
 
 void bt_message_literal_color(const char *text, uint32_t color, enum bt_severity severity,
                               int depth)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
-    uint64_t address = (uint64_t)(uintptr_t)text;
-    emit_record(t, BT_REC_LITERAL_COLOR, depth, message_meta(severity) | (color & 0xFFFFFFu),
-                &address, 8, NULL, 0, zone_keep(t), CALLER);
+    bt_message_literal_at(text, color, 1, severity, depth, CALLER);
 }
 
 void bt_app_info(const char *text, size_t len)
@@ -544,9 +575,7 @@ static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
     return &q->slots[pos & q->mask];
 }
 
-/* Emits one serial event; returns 0 if it was dropped. */
-static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth,
-                       uintptr_t caller)
+int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller)
 {
     /* a thread's ring exists only once the runtime has started */
     struct bt_thread *t = thread_current();
@@ -561,14 +590,16 @@ static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int dep
     if (!s)
         return 0;
     struct bt_serial *q = &bt_rt.serial;
-    s->u.ev.kind = kind;
+    s->u.ev.kind = ev->kind;
+    s->u.ev.sub = ev->sub;
     s->u.ev.frames = (uint8_t)nframes;
     s->u.ev.extra = (uint8_t)extra;
     s->u.ev.thread = t ? t->tid : 0;
     s->u.ev.time = bt_timer_now();
-    s->u.ev.a = a;
-    s->u.ev.b = b;
-    s->u.ev.c = c;
+    s->u.ev.a = ev->a;
+    s->u.ev.b = ev->b;
+    s->u.ev.c = ev->c;
+    s->u.ev.ring_pos = t ? t->head_local : 0;
     for (unsigned i = 0; i < extra; i++) {
         struct bt_slot *x = &q->slots[(pos + 1 + i) & q->mask];
         unsigned n = (unsigned)nframes - i * BT_SLOT_FRAMES;
@@ -580,8 +611,19 @@ static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int dep
     return 1;
 }
 
+static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth,
+                       uintptr_t caller)
+{
+    struct bt_serial_ev ev = {kind, 0, a, b, c};
+    return bt_serial_emit(&ev, depth, caller);
+}
+
+_Atomic uint32_t bt_frame_count;
+
 void bt_frame_mark(const char *name)
 {
+    if (!name)
+        atomic_fetch_add_explicit(&bt_frame_count, 1, memory_order_relaxed);
     serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG, 0, (uint64_t)(uintptr_t)name, 0, CALLER);
 }
 
@@ -595,93 +637,42 @@ void bt_frame_mark_end(const char *name)
     serial_emit(BT_SLOT_FRAME, BT_EV_FRAME_MARK_MSG_END, 0, (uint64_t)(uintptr_t)name, 0, CALLER);
 }
 
-void bt_mem_alloc(const void *ptr, size_t size, const char *pool, int depth)
+void bt_mem_alloc_at(const void *ptr, size_t size, const char *pool, int depth, uintptr_t caller)
 {
     serial_emit(BT_SLOT_MEM_ALLOC, (uint64_t)(uintptr_t)ptr, size, (uint64_t)(uintptr_t)pool, depth,
-                CALLER);
+                caller);
+}
+
+void bt_mem_free_at(const void *ptr, const char *pool, int depth, uintptr_t caller)
+{
+    serial_emit(BT_SLOT_MEM_FREE, (uint64_t)(uintptr_t)ptr, 0, (uint64_t)(uintptr_t)pool, depth,
+                caller);
+}
+
+void bt_mem_discard_at(const char *pool, int depth, uintptr_t caller)
+{
+    if (pool)
+        serial_emit(BT_SLOT_MEM_DISCARD, 0, 0, (uint64_t)(uintptr_t)pool, depth, caller);
+}
+
+void bt_mem_alloc(const void *ptr, size_t size, const char *pool, int depth)
+{
+    bt_mem_alloc_at(ptr, size, pool, depth, CALLER);
 }
 
 void bt_mem_free(const void *ptr, const char *pool, int depth)
 {
-    serial_emit(BT_SLOT_MEM_FREE, (uint64_t)(uintptr_t)ptr, 0, (uint64_t)(uintptr_t)pool, depth,
-                CALLER);
+    bt_mem_free_at(ptr, pool, depth, CALLER);
 }
 
 void bt_mem_discard(const char *pool, int depth)
 {
-    if (pool)
-        serial_emit(BT_SLOT_MEM_DISCARD, 0, 0, (uint64_t)(uintptr_t)pool, depth, CALLER);
+    bt_mem_discard_at(pool, depth, CALLER);
 }
 
-struct bt_lock *bt_lock_announce(const struct bt_srcloc *loc)
+int64_t bt_time_now(void)
 {
-    if (bt_runtime_start() != 0)
-        return NULL;
-    struct bt_lock *l = calloc(1, sizeof(*l));
-    if (!l)
-        return NULL;
-    l->loc = loc;
-    l->announce_time = bt_timer_now();
-    pthread_mutex_lock(&bt_rt.mutex);
-    l->id = bt_rt.next_lock_id++;
-    l->next = bt_rt.locks;
-    bt_rt.locks = l;
-    pthread_mutex_unlock(&bt_rt.mutex);
-    return l;
-}
-
-void bt_lock_terminate(struct bt_lock *lock)
-{
-    if (lock)
-        serial_emit(BT_SLOT_LOCK_TERMINATE, lock->id, 0, 0, 0, CALLER);
-}
-
-int bt_lock_before_lock(struct bt_lock *lock)
-{
-    return lock ? serial_emit(BT_SLOT_LOCK_WAIT, lock->id, 0, 0, 0, CALLER) : 0;
-}
-
-void bt_lock_after_lock(struct bt_lock *lock)
-{
-    if (lock)
-        lock->held_dropped = !serial_emit(BT_SLOT_LOCK_OBTAIN, lock->id, 0, 0, 0, CALLER);
-}
-
-void bt_lock_after_unlock(struct bt_lock *lock)
-{
-    if (!lock)
-        return;
-    if (lock->held_dropped) {
-        lock->held_dropped = 0;
-        return;
-    }
-    serial_emit(BT_SLOT_LOCK_RELEASE, lock->id, 0, 0, 0, CALLER);
-}
-
-void bt_lock_after_try_lock(struct bt_lock *lock, int acquired)
-{
-    if (acquired)
-        bt_lock_after_lock(lock);
-}
-
-void bt_lock_mark(struct bt_lock *lock, const struct bt_srcloc *loc)
-{
-    if (lock)
-        serial_emit(BT_SLOT_LOCK_MARK, lock->id, (uint64_t)(uintptr_t)loc, 0, 0, CALLER);
-}
-
-void bt_lock_set_name(struct bt_lock *lock, const char *name, size_t len)
-{
-    if (!lock || !name)
-        return;
-    char *copy = strndup(name, len);
-    if (!copy)
-        return;
-    pthread_mutex_lock(&bt_rt.mutex);
-    free(lock->name);
-    lock->name = copy;
-    lock->name_sent = 0;
-    pthread_mutex_unlock(&bt_rt.mutex);
+    return bt_timer_now();
 }
 
 int bt_is_connected(void)

@@ -47,6 +47,7 @@ void bt_encoder_reset(struct bt_encoder *e)
     e->offset = 0;
     e->ref_thread = 0;
     e->ref_serial = 0;
+    e->ref_gpu = 0;
     e->thread = 0;
     e->thread_valid = 0;
     e->error = 0;
@@ -384,6 +385,143 @@ void bt_enc_lock_release(struct bt_encoder *e, uint32_t id, int64_t time)
     p[0] = BT_EV_LOCK_RELEASE;
     bt_wire_put_u32(p + 1, id);
     bt_wire_put_u64(p + 5, (uint64_t)serial_delta(e, time));
+}
+
+void bt_enc_lock_shared_release(struct bt_encoder *e, uint32_t id, int64_t time, uint32_t thread)
+{
+    uint8_t *p = bt_encoder_reserve(e, 17);
+    p[0] = BT_EV_LOCK_SHARED_RELEASE;
+    bt_wire_put_u32(p + 1, id);
+    bt_wire_put_u64(p + 5, (uint64_t)serial_delta(e, time));
+    bt_wire_put_u32(p + 13, thread);
+}
+
+static int gpu_type_serial(uint8_t type)
+{
+    return type >= BT_EV_GPU_ZONE_BEGIN_SERIAL && type <= BT_EV_GPU_ZONE_END_SERIAL;
+}
+
+/* cpuTime i64, thread u32, queryId u16, context u8: the head of every GPU zone event. */
+static uint8_t *put_gpu_zone_head(struct bt_encoder *e, size_t size, uint8_t type, int64_t time,
+                                  uint32_t thread, uint16_t query, uint8_t context)
+{
+    int64_t d = gpu_type_serial(type) ? serial_delta(e, time) : thread_delta(e, time);
+    uint8_t *p = bt_encoder_reserve(e, size);
+    p[0] = type;
+    bt_wire_put_u64(p + 1, (uint64_t)d);
+    bt_wire_put_u32(p + 9, thread);
+    bt_wire_put_u16(p + 13, query);
+    p[15] = context;
+    return p;
+}
+
+void bt_enc_gpu_zone_begin(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
+                           uint16_t query, uint8_t context, uint64_t srcloc)
+{
+    uint8_t *p = put_gpu_zone_head(e, 24, type, time, thread, query, context);
+    bt_wire_put_u64(p + 16, srcloc);
+}
+
+void bt_enc_gpu_zone_begin_alloc(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
+                                 uint16_t query, uint8_t context, const void *payload, size_t len)
+{
+    bt_enc_keyed(e, BT_EV_SOURCE_LOCATION_PAYLOAD, 0, payload, len);
+    put_gpu_zone_head(e, 16, type, time, thread, query, context);
+}
+
+void bt_enc_gpu_zone_end(struct bt_encoder *e, uint8_t type, int64_t time, uint16_t query,
+                         uint8_t context)
+{
+    /* upstream leaves the thread of a GPU zone end zero */
+    put_gpu_zone_head(e, 16, type, time, 0, query, context);
+}
+
+void bt_enc_gpu_time(struct bt_encoder *e, int64_t gpu_time, uint16_t query, uint8_t context)
+{
+    int64_t d = gpu_time - e->ref_gpu;
+    e->ref_gpu = gpu_time;
+    uint8_t *p = bt_encoder_reserve(e, 12);
+    p[0] = BT_EV_GPU_TIME;
+    bt_wire_put_u64(p + 1, (uint64_t)d);
+    bt_wire_put_u16(p + 9, query);
+    p[11] = context;
+}
+
+void bt_enc_gpu_new_context(struct bt_encoder *e, int64_t time, int64_t gpu_time, uint32_t thread,
+                            float period, uint8_t context, uint8_t flags, uint8_t type)
+{
+    uint32_t bits;
+    memcpy(&bits, &period, 4);
+    uint8_t *p = bt_encoder_reserve(e, 28);
+    p[0] = BT_EV_GPU_NEW_CONTEXT;
+    bt_wire_put_u64(p + 1, (uint64_t)time);
+    bt_wire_put_u64(p + 9, (uint64_t)gpu_time);
+    bt_wire_put_u32(p + 17, thread);
+    bt_wire_put_u32(p + 21, bits);
+    p[25] = context;
+    p[26] = flags;
+    p[27] = type;
+}
+
+void bt_enc_gpu_context_name(struct bt_encoder *e, uint8_t context, const char *name, size_t len)
+{
+    bt_enc_staged_string(e, 0, name, len);
+    uint8_t *p = bt_encoder_reserve(e, 2);
+    p[0] = BT_EV_GPU_CONTEXT_NAME;
+    p[1] = context;
+}
+
+void bt_enc_gpu_calibration(struct bt_encoder *e, int64_t time, int64_t gpu_time, int64_t cpu_delta,
+                            uint8_t context)
+{
+    uint8_t *p = bt_encoder_reserve(e, 26);
+    p[0] = BT_EV_GPU_CALIBRATION;
+    bt_wire_put_u64(p + 1, (uint64_t)gpu_time);
+    bt_wire_put_u64(p + 9, (uint64_t)time);
+    bt_wire_put_u64(p + 17, (uint64_t)cpu_delta);
+    p[25] = context;
+}
+
+void bt_enc_gpu_time_sync(struct bt_encoder *e, int64_t time, int64_t gpu_time, uint8_t context)
+{
+    uint8_t *p = bt_encoder_reserve(e, 18);
+    p[0] = BT_EV_GPU_TIME_SYNC;
+    bt_wire_put_u64(p + 1, (uint64_t)gpu_time);
+    bt_wire_put_u64(p + 9, (uint64_t)time);
+    p[17] = context;
+}
+
+void bt_enc_fiber_enter(struct bt_encoder *e, int64_t time, uint64_t fiber, uint32_t thread,
+                        int32_t group_hint)
+{
+    int64_t d = thread_delta(e, time);
+    uint8_t *p = bt_encoder_reserve(e, 25);
+    p[0] = BT_EV_FIBER_ENTER;
+    bt_wire_put_u64(p + 1, (uint64_t)d);
+    bt_wire_put_u64(p + 9, fiber);
+    bt_wire_put_u32(p + 17, thread);
+    bt_wire_put_u32(p + 21, (uint32_t)group_hint);
+}
+
+void bt_enc_fiber_leave(struct bt_encoder *e, int64_t time, uint32_t thread)
+{
+    int64_t d = thread_delta(e, time);
+    uint8_t *p = bt_encoder_reserve(e, 13);
+    p[0] = BT_EV_FIBER_LEAVE;
+    bt_wire_put_u64(p + 1, (uint64_t)d);
+    bt_wire_put_u32(p + 9, thread);
+}
+
+void bt_enc_frame_image(struct bt_encoder *e, uint64_t key, const void *dxt1, size_t len,
+                        uint32_t frame, uint16_t w, uint16_t h, int flip)
+{
+    bt_enc_keyed(e, BT_EV_FRAME_IMAGE_DATA, key, dxt1, len);
+    uint8_t *p = bt_encoder_reserve(e, 10);
+    p[0] = BT_EV_FRAME_IMAGE;
+    bt_wire_put_u32(p + 1, frame);
+    bt_wire_put_u16(p + 5, w);
+    bt_wire_put_u16(p + 7, h);
+    p[9] = (uint8_t)(flip != 0);
 }
 
 void bt_enc_lock_mark(struct bt_encoder *e, uint32_t thread, uint32_t id, uint64_t srcloc)

@@ -19,6 +19,7 @@ struct bt_encoder {
     uint8_t *out;
     int64_t ref_thread; /* THR reference */
     int64_t ref_serial; /* SER reference */
+    int64_t ref_gpu;    /* GPU reference (GpuTime) */
     uint32_t thread;    /* thread of the last ThreadContext */
     int thread_valid;
     bt_encoder_write_fn write;
@@ -93,6 +94,34 @@ void bt_enc_lock_wait(struct bt_encoder *e, uint8_t type, uint32_t thread, uint3
 void bt_enc_lock_release(struct bt_encoder *e, uint32_t id, int64_t time);
 void bt_enc_lock_mark(struct bt_encoder *e, uint32_t thread, uint32_t id, uint64_t srcloc);
 void bt_enc_lock_name(struct bt_encoder *e, uint32_t id, const char *name, size_t len);
+
+void bt_enc_lock_shared_release(struct bt_encoder *e, uint32_t id, int64_t time, uint32_t thread);
+
+/* GPU (protocol notes 4.6): zone events take the serial time chain for the
+ * serial types (50-54) and the thread chain, after bt_enc_thread_context,
+ * for the others. srcloc: a key, or the payload for the alloc types. */
+void bt_enc_gpu_zone_begin(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
+                           uint16_t query, uint8_t context, uint64_t srcloc);
+void bt_enc_gpu_zone_begin_alloc(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
+                                 uint16_t query, uint8_t context, const void *payload, size_t len);
+void bt_enc_gpu_zone_end(struct bt_encoder *e, uint8_t type, int64_t time, uint16_t query,
+                         uint8_t context);
+void bt_enc_gpu_time(struct bt_encoder *e, int64_t gpu_time, uint16_t query, uint8_t context);
+void bt_enc_gpu_new_context(struct bt_encoder *e, int64_t time, int64_t gpu_time, uint32_t thread,
+                            float period, uint8_t context, uint8_t flags, uint8_t type);
+void bt_enc_gpu_context_name(struct bt_encoder *e, uint8_t context, const char *name, size_t len);
+void bt_enc_gpu_calibration(struct bt_encoder *e, int64_t time, int64_t gpu_time, int64_t cpu_delta,
+                            uint8_t context);
+void bt_enc_gpu_time_sync(struct bt_encoder *e, int64_t time, int64_t gpu_time, uint8_t context);
+
+/* Fibers: after bt_enc_thread_context (thread time chain). */
+void bt_enc_fiber_enter(struct bt_encoder *e, int64_t time, uint64_t fiber, uint32_t thread,
+                        int32_t group_hint);
+void bt_enc_fiber_leave(struct bt_encoder *e, int64_t time, uint32_t thread);
+
+/* A frame image: its DXT1 data, then the event naming its frame. */
+void bt_enc_frame_image(struct bt_encoder *e, uint64_t key, const void *dxt1, size_t len,
+                        uint32_t frame, uint16_t w, uint16_t h, int flip);
 
 /* Query answers. */
 void bt_enc_keyed(struct bt_encoder *e, uint8_t type, uint64_t key, const void *data, size_t len);

@@ -112,13 +112,30 @@ __attribute__((constructor)) static void runtime_constructor(void)
     bt_runtime_start();
 }
 
+static pthread_mutex_t stop_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+void bt_runtime_stop(void)
+{
+    pthread_mutex_lock(&stop_mutex);
+    if (worker_started) {
+        atomic_store(&bt_rt.shutdown, 1);
+        pthread_join(bt_rt.worker, NULL);
+        worker_started = 0;
+    }
+    pthread_mutex_unlock(&stop_mutex);
+}
+
+int bt_runtime_running(void)
+{
+    pthread_mutex_lock(&stop_mutex);
+    int running = worker_started && !atomic_load(&bt_rt.shutdown);
+    pthread_mutex_unlock(&stop_mutex);
+    return running;
+}
+
 __attribute__((destructor)) static void runtime_destructor(void)
 {
-    if (!worker_started)
-        return;
-    atomic_store(&bt_rt.shutdown, 1);
-    pthread_join(bt_rt.worker, NULL);
-    worker_started = 0;
+    bt_runtime_stop();
 }
 
 struct bt_slot *bt_serial_peek(struct bt_serial *q)

@@ -47,15 +47,22 @@ struct bt_rec {
  * queue ordered by reservation, so an alloc handed to another thread is always
  * sent before its free. Callstack frames ride in extra slots. */
 enum bt_slot_kind {
-    BT_SLOT_MEM_ALLOC = 1, /* a ptr, b size, c pool name */
-    BT_SLOT_MEM_FREE,      /* a ptr, c pool name */
-    BT_SLOT_MEM_DISCARD,   /* c pool name */
-    BT_SLOT_FRAME,         /* a wire type, c name */
-    BT_SLOT_LOCK_WAIT,     /* a lock id */
-    BT_SLOT_LOCK_OBTAIN,   /* a lock id */
-    BT_SLOT_LOCK_RELEASE,  /* a lock id */
-    BT_SLOT_LOCK_MARK,     /* a lock id, b srcloc */
-    BT_SLOT_LOCK_TERMINATE /* a lock id */
+    BT_SLOT_MEM_ALLOC = 1,       /* a ptr, b size, c pool name */
+    BT_SLOT_MEM_FREE,            /* a ptr, c pool name */
+    BT_SLOT_MEM_DISCARD,         /* c pool name */
+    BT_SLOT_FRAME,               /* a wire type, c name */
+    BT_SLOT_LOCK_WAIT,           /* a lock id */
+    BT_SLOT_LOCK_OBTAIN,         /* a lock id */
+    BT_SLOT_LOCK_RELEASE,        /* a lock id */
+    BT_SLOT_LOCK_MARK,           /* a lock id, b srcloc */
+    BT_SLOT_LOCK_TERMINATE,      /* a lock id */
+    BT_SLOT_LOCK_SHARED_WAIT,    /* a lock id */
+    BT_SLOT_LOCK_SHARED_OBTAIN,  /* a lock id */
+    BT_SLOT_LOCK_SHARED_RELEASE, /* a lock id */
+    BT_SLOT_FIBER_ENTER,         /* a fiber name, b group hint */
+    BT_SLOT_FIBER_LEAVE,         /* no fields */
+    BT_SLOT_GPU,                 /* sub: wire type; fields in gpu.c */
+    BT_SLOT_FRAME_IMAGE          /* a RGBA copy, b w | h << 16 | flip << 32, c frame */
 };
 
 #define BT_SLOT_FRAMES 7u /* frames per extra slot */
@@ -67,11 +74,12 @@ struct bt_slot {
             uint8_t kind;
             uint8_t frames; /* callstack frames in the extra slots */
             uint8_t extra;  /* extra slots that follow */
-            uint8_t pad;
+            uint8_t sub;    /* a kind's variant (BT_SLOT_GPU: the wire type) */
             uint32_t thread;
             int64_t time;
             uint64_t a, b, c;
-            uint64_t spare[2];
+            uint64_t ring_pos; /* the thread's ring head when this was emitted */
+            uint64_t spare;
         } ev;
         uint64_t frame[BT_SLOT_FRAMES];
     } u;
@@ -112,11 +120,13 @@ struct bt_thread {
 
 struct bt_lock {
     uint32_t id;
+    uint8_t type; /* BT_LOCK_TYPE_LOCKABLE or _SHARED_LOCKABLE */
     const struct bt_srcloc *loc;
     int64_t announce_time;
-    int announced;    /* sent on the current connection (worker) */
-    int held_dropped; /* the obtain was dropped, so is the release */
-    char *name;       /* custom name (bt_rt.mutex) */
+    int announced;                   /* sent on the current connection (worker) */
+    int held_dropped;                /* the obtain was dropped, so is the release */
+    _Atomic uint32_t shared_dropped; /* shared obtains dropped, releases to skip */
+    char *name;                      /* custom name (bt_rt.mutex) */
     int name_sent;
     struct bt_lock *next;
 };
@@ -177,6 +187,42 @@ void bt_space_signal(void);
 /* Starts the runtime once (constructor, or the first event, whichever comes
  * first). Returns 0 when the runtime is usable. */
 int bt_runtime_start(void);
+
+/* Ends tracing as at exit: the worker sends what is buffered (with
+ * TRACY_NO_EXIT, once a capture has taken it) and stops. Idempotent. */
+void bt_runtime_stop(void);
+/* Whether the runtime is started and not stopped. */
+int bt_runtime_running(void);
+
+/* A serial event as the emitting side fills it; bt_serial_emit adds the
+ * thread, time, ring position and callstack. Returns 0 if it was dropped. */
+struct bt_serial_ev {
+    uint8_t kind;
+    uint8_t sub;
+    uint64_t a, b, c;
+};
+int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller);
+
+/* Entry points with an explicit callstack start (see CALLER in api.c), for
+ * the Tracy-named functions of tracy_c.c, so a callstack begins in the
+ * program's code rather than in a wrapper. */
+bt_zone bt_zone_begin_at(const struct bt_srcloc *loc, int depth, int active, uintptr_t caller);
+bt_zone bt_zone_begin_made_at(uint64_t handle, int depth, int active, uintptr_t caller);
+void bt_message_at(const char *text, size_t len, uint32_t color, int colored,
+                   enum bt_severity severity, int depth, uintptr_t caller);
+void bt_message_literal_at(const char *text, uint32_t color, int colored, enum bt_severity severity,
+                           int depth, uintptr_t caller);
+void bt_mem_alloc_at(const void *ptr, size_t size, const char *pool, int depth, uintptr_t caller);
+void bt_mem_free_at(const void *ptr, const char *pool, int depth, uintptr_t caller);
+void bt_mem_discard_at(const char *pool, int depth, uintptr_t caller);
+void bt_gpu_zone_begin_at(uint64_t srcloc, int made, uint16_t query, uint8_t context, int depth,
+                          int serial, uintptr_t caller);
+
+/* The payload a bt_srcloc_make handle stands for (SourceLocationPayload). */
+const uint8_t *bt_made_payload(uint64_t handle, size_t *len);
+
+/* Default frame marks so far: what a frame image's offset counts back from. */
+extern _Atomic uint32_t bt_frame_count;
 
 /* Creates the per-thread key whose destructor retires a thread's ring. */
 int bt_api_init(void);

@@ -15,6 +15,8 @@
 #include "boardtrace/wire.h"
 #include "callstack.h"
 #include "encoder.h"
+#include "frame_image.h"
+#include "gpu.h"
 #include "env.h"
 #include "hostinfo.h"
 #include "net.h"
@@ -207,8 +209,7 @@ static void answer_query(struct session *s, const uint8_t *q)
         answer_string(s, BT_EV_FRAME_NAME, ptr);
         break;
     case BT_QUERY_FIBER_NAME:
-        snprintf(name, sizeof(name), "fiber %llu", (unsigned long long)ptr);
-        bt_enc_keyed(e, BT_EV_FIBER_NAME, ptr, name, strlen(name));
+        answer_string(s, BT_EV_FIBER_NAME, ptr);
         break;
     case BT_QUERY_EXTERNAL_NAME:
         thread_name((uint32_t)ptr, name, sizeof(name));
@@ -337,10 +338,14 @@ static void encode_record(struct session *s, const struct bt_rec *r, const uint8
 
 /* Encodes (or, with discard, drops) what thread t has published; returns
  * the bytes taken from its ring. */
-static size_t drain_thread(struct session *s, struct bt_thread *t, int discard)
+static size_t drain_thread_to(struct session *s, struct bt_thread *t, uint64_t limit, int discard)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
+    if ((int64_t)(limit - tail) <= 0)
+        return 0;
+    if (limit - tail < head - tail)
+        head = limit;
     uint64_t first = tail;
     if (tail == head)
         return 0;
@@ -371,12 +376,56 @@ static size_t drain_thread(struct session *s, struct bt_thread *t, int discard)
     return (size_t)(tail - first);
 }
 
+static size_t drain_thread(struct session *s, struct bt_thread *t, int discard)
+{
+    return drain_thread_to(s, t, atomic_load_explicit(&t->head, memory_order_acquire), discard);
+}
+
+/* Before a fiber event of thread `tid`: what that thread put in its ring
+ * before the event goes first (the ring of an ended thread may be gone:
+ * then it was empty). */
+static void drain_thread_before(struct session *s, size_t n, uint32_t tid, uint64_t ring_pos)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s->snapshot[i]->tid == tid) {
+            drain_thread_to(s, s->snapshot[i], ring_pos, 0);
+            return;
+        }
+}
+
+/* A serial slot's copy (GPU names and locations, frame images), freed once
+ * encoded or discarded. */
+static void *slot_copy(const struct bt_slot *slot)
+{
+    switch (slot->u.ev.kind) {
+    case BT_SLOT_FRAME_IMAGE:
+        return (void *)(uintptr_t)slot->u.ev.a;
+    case BT_SLOT_GPU:
+        return bt_gpu_slot_copy(slot);
+    default:
+        return NULL;
+    }
+}
+
+static void encode_frame_image(struct session *s, const struct bt_slot *slot)
+{
+    uint16_t w = (uint16_t)slot->u.ev.b, h = (uint16_t)(slot->u.ev.b >> 16);
+    size_t len = bt_dxt1_size(w, h);
+    uint8_t *dxt = malloc(len);
+    if (!dxt)
+        return;
+    bt_dxt1_compress((const uint8_t *)(uintptr_t)slot->u.ev.a, w, h, dxt);
+    bt_enc_frame_image(&s->enc, slot->u.ev.a, dxt, len, (uint32_t)slot->u.ev.c, w, h,
+                       (int)(slot->u.ev.b >> 32) & 1);
+    free(dxt);
+}
+
 /* Serial events in reservation order, up to `limit`; times are made strictly
  * increasing, by at least one nanosecond as the server converts them, so
  * per-pool alloc order and alloc-before-free hold there even when two threads
  * read the clock out of order or the clock is coarse (an alloc and its free
  * at the same nanosecond trip an assert in upstream's memory plot). */
-static size_t drain_serial(struct session *s, uint64_t limit, int discard)
+static size_t drain_serial(struct session *s, uint64_t limit, size_t nthreads, int discard)
 {
     struct bt_serial *q = &bt_rt.serial;
     struct bt_encoder *e = &s->enc;
@@ -387,8 +436,35 @@ static size_t drain_serial(struct session *s, uint64_t limit, int discard)
             break;
         did += (1u + slot->u.ev.extra) * sizeof(struct bt_slot);
         if (discard) {
+            free(slot_copy(slot));
             bt_serial_release(q, slot);
             continue;
+        }
+        uint8_t kind = slot->u.ev.kind;
+        uint32_t thread = slot->u.ev.thread;
+        if (kind == BT_SLOT_FIBER_ENTER || kind == BT_SLOT_FIBER_LEAVE) {
+            drain_thread_before(s, nthreads, thread, slot->u.ev.ring_pos);
+            bt_enc_thread_context(e, thread);
+            if (kind == BT_SLOT_FIBER_ENTER) {
+                key_set_add(&s->strings, slot->u.ev.a);
+                bt_enc_fiber_enter(e, slot->u.ev.time, slot->u.ev.a, thread, (int32_t)slot->u.ev.b);
+            } else {
+                bt_enc_fiber_leave(e, slot->u.ev.time, thread);
+            }
+            bt_serial_release(q, slot);
+            continue;
+        }
+        /* GPU events of the per-thread kinds ride the thread's time chain */
+        int per_thread = kind == BT_SLOT_GPU && bt_gpu_type_per_thread(slot->u.ev.sub);
+        if (per_thread) {
+            bt_enc_thread_context(e, thread);
+            if (slot->u.ev.sub == BT_EV_GPU_ZONE_BEGIN ||
+                slot->u.ev.sub == BT_EV_GPU_ZONE_BEGIN_CALLSTACK)
+                key_set_add(&s->srclocs, slot->u.ev.a);
+        } else if (kind == BT_SLOT_GPU &&
+                   (slot->u.ev.sub == BT_EV_GPU_ZONE_BEGIN_SERIAL ||
+                    slot->u.ev.sub == BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL)) {
+            key_set_add(&s->srclocs, slot->u.ev.a);
         }
         int64_t t = slot->u.ev.time;
         if (t < s->serial_last + s->serial_step)
@@ -403,13 +479,13 @@ static size_t drain_serial(struct session *s, uint64_t limit, int discard)
                 memcpy(raw + 8u * i * BT_SLOT_FRAMES, x->u.frame,
                        8u * (n < BT_SLOT_FRAMES ? n : BT_SLOT_FRAMES));
             }
-            encode_frames(e, BT_EV_CALLSTACK_SERIAL, raw, nframes);
+            encode_frames(e, per_thread ? BT_EV_CALLSTACK : BT_EV_CALLSTACK_SERIAL, raw, nframes);
         }
-        uint32_t thread = slot->u.ev.thread;
-        key_set_add(&s->strings, slot->u.ev.c); /* pool or frame name */
-        if (slot->u.ev.kind == BT_SLOT_LOCK_MARK)
+        if (kind <= BT_SLOT_FRAME)
+            key_set_add(&s->strings, slot->u.ev.c); /* pool or frame name */
+        if (kind == BT_SLOT_LOCK_MARK)
             key_set_add(&s->srclocs, slot->u.ev.b);
-        switch (slot->u.ev.kind) {
+        switch (kind) {
         case BT_SLOT_MEM_ALLOC:
             bt_enc_mem_alloc(e, t, thread, slot->u.ev.a, slot->u.ev.b, slot->u.ev.c, nframes != 0);
             break;
@@ -437,9 +513,27 @@ static size_t drain_serial(struct session *s, uint64_t limit, int discard)
         case BT_SLOT_LOCK_TERMINATE:
             bt_enc_lock_terminate(e, (uint32_t)slot->u.ev.a, t);
             break;
+        case BT_SLOT_LOCK_SHARED_WAIT:
+            bt_enc_lock_wait(e, BT_EV_LOCK_SHARED_WAIT, thread, (uint32_t)slot->u.ev.a, t);
+            break;
+        case BT_SLOT_LOCK_SHARED_OBTAIN:
+            bt_enc_lock_wait(e, BT_EV_LOCK_SHARED_OBTAIN, thread, (uint32_t)slot->u.ev.a, t);
+            break;
+        case BT_SLOT_LOCK_SHARED_RELEASE:
+            bt_enc_lock_shared_release(e, (uint32_t)slot->u.ev.a, t, thread);
+            break;
+        case BT_SLOT_GPU:
+            /* zone times of the per-thread kinds are the thread's own, not
+             * the serial chain's forced-increasing ones */
+            bt_gpu_encode(e, slot, per_thread ? slot->u.ev.time : t);
+            break;
+        case BT_SLOT_FRAME_IMAGE:
+            encode_frame_image(s, slot);
+            break;
         default:
             break;
         }
+        free(slot_copy(slot));
         bt_serial_release(q, slot);
     }
     return did;
@@ -452,7 +546,7 @@ static void announce_locks(struct session *s)
         if (!l->announced) {
             key_set_add(&s->srclocs, (uint64_t)(uintptr_t)l->loc);
             bt_enc_lock_announce(&s->enc, l->id, l->announce_time, (uint64_t)(uintptr_t)l->loc,
-                                 BT_LOCK_TYPE_LOCKABLE);
+                                 l->type);
             l->announced = 1;
         }
         if (l->name && !l->name_sent) {
@@ -505,11 +599,12 @@ static size_t drain(struct session *s, int discard)
         announce_locks(s);
         pthread_mutex_unlock(&bt_rt.mutex);
     }
-    size_t did = 0;
+    /* Serial events first: a fiber event sends its thread's ring up to
+     * where it was emitted before itself; the rest of the rings follow. */
     size_t n = snapshot_threads(s);
+    size_t did = drain_serial(s, limit, n, discard);
     for (size_t i = 0; i < n; i++)
         did += drain_thread(s, s->snapshot[i], discard);
-    did += drain_serial(s, limit, discard);
     if (did)
         bt_space_signal();
     return did;

@@ -34,7 +34,8 @@
 static const char *traced_path;
 static const char *peer_path;
 static const char *demo_path;
-static char **emulator; /* NULL-terminated, may be empty */
+static const char *cpp_path; /* NULL: no C++ compiler for the target */
+static char **emulator;      /* NULL-terminated, may be empty */
 static int emulator_count;
 
 struct child {
@@ -298,12 +299,16 @@ static void peer_client_compiled_against_our_tracyc_arrives_complete(void **stat
     assert_int_equal(bt_ts_pool_allocs(&s, "peer-pool"), 400);
     assert_int_equal(bt_ts_pool_frees(&s, "peer-pool"), 400);
 #endif
+    /* the explicit depths (40 zones, and from mode 2 on 80 memory events)
+     * are honoured in every mode; mode 3 adds the plain memory forms' */
 #if BT_TRACING_MODE >= 3
-    assert_true(s.callstacks >= 40);
-    assert_true(s.callstack_frames_answered > 0);
+    assert_true(s.callstacks >= 120);
+#elif BT_TRACING_MODE == 2
+    assert_int_equal(s.callstacks, 120);
 #else
-    assert_int_equal(s.callstacks, 0);
+    assert_int_equal(s.callstacks, 40);
 #endif
+    assert_true(s.callstack_frames_answered > 0);
     assert_int_equal(s.canonical_violations, 0);
     bt_ts_close(&s);
     char line[256];
@@ -321,7 +326,7 @@ static void every_tracy_c_api_macro_emits_its_event(void **state)
     struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
     capture(&s, "127.0.0.1", port);
-    assert_int_equal(s.zones_total, 11);
+    assert_int_equal(s.zones_total, 14);
     assert_int_equal(bt_ts_zones_named(&s, "zone_n"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "zone_nc"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "zone_ns"), 1);
@@ -331,41 +336,156 @@ static void every_tracy_c_api_macro_emits_its_event(void **state)
     assert_int_equal(bt_ts_zones_named(&s, "made_named"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "raw_zone"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "never"), 0);
-    assert_int_equal(s.zone_texts, 2);
-    assert_int_equal(s.zone_names, 1);
+    assert_int_equal(bt_ts_zones_named(&s, "around_fiber"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "fiber_outer"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "fiber_inner"), 1);
+    assert_int_equal(s.zone_texts, 3);
+    assert_int_equal(s.zone_names, 2);
+    assert_true(bt_ts_saw_text(&s, "text 2"));
+    assert_true(bt_ts_saw_text(&s, "renamed again"));
     assert_int_equal(s.zone_colors, 1);
     assert_int_equal(s.zone_values, 1);
-    assert_int_equal(s.messages, 8);
-    assert_int_equal(s.messages_literal, 4);
-    assert_int_equal(s.messages_colored, 4);
+    assert_int_equal(s.messages, 13);
+    assert_int_equal(s.messages_literal, 6);
+    assert_int_equal(s.messages_colored, 6);
+    assert_int_equal(s.messages_by_severity[0], 1); /* trace */
+    assert_int_equal(s.messages_by_severity[1], 1); /* debug */
+    assert_int_equal(s.messages_by_severity[2], 8); /* info: the TracyCMessage* forms */
+    assert_int_equal(s.messages_by_severity[3], 1);
+    assert_int_equal(s.messages_by_severity[4], 1);
+    assert_int_equal(s.messages_by_severity[5], 1);
     assert_int_equal(s.app_infos, 1);
     assert_int_equal(bt_ts_plot_points(&s, "tracyc-plot"), 1);
     assert_int_equal(bt_ts_plot_points(&s, "tracyc-plot-f"), 1);
     assert_int_equal(bt_ts_plot_points(&s, "tracyc-plot-i"), 1);
-    assert_int_equal(bt_ts_frame_marks(&s, NULL), 1);
+    assert_int_equal(bt_ts_frame_marks(&s, NULL), 2);
     assert_int_equal(bt_ts_frame_marks(&s, "tracyc-frame"), 1);
     assert_int_equal(bt_ts_frame_marks(&s, "tracyc-span"), 2);
-    assert_int_equal(s.lock_announces, 1);
-    assert_int_equal(s.lock_waits, 1);
-    assert_int_equal(s.lock_obtains, 2);
-    assert_int_equal(s.lock_releases, 2);
-    assert_int_equal(s.lock_names, 1);
+    assert_int_equal(s.frame_images, 1);
+    /* a lockable and a shared lockable, whose exclusive use counts here too */
+    assert_int_equal(s.lock_announces, 2);
+    assert_int_equal(s.lock_waits, 2);
+    assert_int_equal(s.lock_obtains, 3);
+    assert_int_equal(s.lock_releases, 3);
+    assert_int_equal(s.lock_names, 2);
+    assert_int_equal(s.lock_shared_waits, 1);
+    assert_int_equal(s.lock_shared_obtains, 2);
+    assert_int_equal(s.lock_shared_releases, 2);
+    /* two GPU contexts, one per-thread and one serial, four zones each */
+    assert_int_equal(s.gpu_contexts, 2);
+    assert_int_equal(s.gpu_context_names, 2);
+    assert_true(bt_ts_saw_text(&s, "tracyc-gpu"));
+    assert_true(bt_ts_saw_text(&s, "tracyc-gpu-serial"));
+    assert_int_equal(s.gpu_calibrations, 2);
+    assert_int_equal(s.gpu_time_syncs, 2);
+    assert_int_equal(s.gpu_zone_begins, 8);
+    assert_int_equal(s.gpu_zone_begins_serial, 4);
+    assert_int_equal(s.gpu_zone_begins_alloc, 4);
+    assert_int_equal(s.gpu_zone_callstacks, 3); /* depth 0 is a plain begin */
+    assert_int_equal(s.gpu_zone_ends, 8);
+    assert_int_equal(s.gpu_times, 16);
+    assert_int_equal(bt_ts_zones_named(&s, "gpu_zone"), 0); /* not a CPU zone */
+    /* a fiber entered on two threads */
+    assert_int_equal(s.fiber_enters, 2);
+    assert_int_equal(s.fiber_leaves, 2);
+    assert_int_equal(s.fiber_names, 1);
+    assert_true(bt_ts_saw_fiber(&s, "tracyc-fiber"));
 #if BT_TRACING_MODE >= 2
-    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 4);
-    assert_int_equal(bt_ts_pool_frees(&s, NULL), 4);
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 5);
+    assert_int_equal(bt_ts_pool_frees(&s, NULL), 5);
     assert_int_equal(bt_ts_pool_allocs(&s, "tracyc-pool"), 5);
     assert_int_equal(bt_ts_pool_frees(&s, "tracyc-pool"), 4);
 #else
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 1); /* the function, not the macros */
+#endif
+    assert_int_equal(bt_ts_pool_allocs(&s, "tracyc-raw"), 2);
+    assert_int_equal(bt_ts_pool_frees(&s, "tracyc-raw"), 1);
+    /* Explicit depths are honoured in every mode: 5 zones, 5 messages, 3 GPU
+     * zones, and (memory macros on, from mode 2) 8 memory events and 2
+     * discards. Mode 3 adds callstacks to the other 9 memory events and 2
+     * discards; mode 4 to the 7 plain-form zones. */
+#if BT_TRACING_MODE >= 4
+    assert_int_equal(s.callstacks, 41);
+#elif BT_TRACING_MODE == 3
+    assert_int_equal(s.callstacks, 34);
+#elif BT_TRACING_MODE == 2
+    assert_int_equal(s.callstacks, 23);
+#else
+    assert_int_equal(s.callstacks, 13);
+#endif
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+/* A C++ program written for upstream's tracy/Tracy.hpp (bt_traced_cpp.cpp). */
+static void every_tracy_cpp_macro_emits_its_event(void **state)
+{
+    (void)state;
+    if (!cpp_path)
+        skip();
+    uint16_t port = free_port();
+    const char *args[] = {NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(cpp_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_int_equal(s.zones_total, 23);
+    assert_int_equal(bt_ts_zones_named(&s, "zones"), 10); /* unnamed: by function */
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_n"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_ncs"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_never"), 0);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_transient_nc"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_fiber_zone"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_worker"), 1);
+    assert_int_equal(s.zone_texts, 4);
+    assert_int_equal(s.zone_names, 4);
+    assert_true(bt_ts_saw_text(&s, "cpp_renamed_vf"));
+    assert_int_equal(s.zone_colors, 2);
+    assert_int_equal(s.zone_values, 2);
+    assert_int_equal(s.messages, 10);
+    assert_int_equal(s.messages_literal, 5);
+    assert_int_equal(s.messages_colored, 4);
+    assert_int_equal(s.messages_by_severity[2], 8);
+    assert_int_equal(s.messages_by_severity[3], 1);
+    assert_int_equal(s.messages_by_severity[4], 1);
+    assert_int_equal(s.app_infos, 1);
+    assert_int_equal(bt_ts_plot_points(&s, "cpp-plot"), 1);
+    assert_int_equal(bt_ts_plot_points(&s, "cpp-plot-f"), 1);
+    assert_int_equal(bt_ts_plot_points(&s, "cpp-plot-d"), 1);
+    assert_int_equal(bt_ts_frame_marks(&s, NULL), 2);
+    assert_int_equal(bt_ts_frame_marks(&s, "cpp-frame"), 1);
+    assert_int_equal(bt_ts_frame_marks(&s, "cpp-span"), 2);
+    assert_int_equal(s.frame_images, 1);
+    assert_int_equal(s.lock_announces, 6);
+    assert_int_equal(s.lock_waits, 3);
+    assert_int_equal(s.lock_obtains, 4);
+    assert_int_equal(s.lock_releases, 4);
+    assert_int_equal(s.lock_names, 1);
+    assert_int_equal(s.lock_shared_waits, 1);
+    assert_int_equal(s.lock_shared_obtains, 2);
+    assert_int_equal(s.lock_shared_releases, 2);
+    assert_int_equal(s.fiber_enters, 2);
+    assert_int_equal(s.fiber_leaves, 2);
+    assert_true(bt_ts_saw_fiber(&s, "cpp-fiber"));
+#if BT_TRACING_MODE >= 2
+    assert_int_equal(bt_ts_pool_allocs(&s, NULL), 4);
+    assert_int_equal(bt_ts_pool_frees(&s, NULL), 4);
+    assert_int_equal(bt_ts_pool_allocs(&s, "cpp-pool"), 5);
+    assert_int_equal(bt_ts_pool_frees(&s, "cpp-pool"), 4);
+#else
     assert_int_equal(bt_ts_pool_allocs(&s, NULL), 0);
 #endif
-    /* mode 3: the 5 zones and 4 messages that ask for one, and all 17 memory
-     * events and 4 discards (allocation callstacks); mode 4: every zone too */
+    /* explicit depths in every mode: 10 zones, 4 messages, and (memory on)
+     * 8 memory events and 2 discards; mode 3 adds 9 + 2 plain memory ones,
+     * mode 4 the 13 plain-form zones */
 #if BT_TRACING_MODE >= 4
-    assert_int_equal(s.callstacks, 36);
+    assert_int_equal(s.callstacks, 48);
 #elif BT_TRACING_MODE == 3
-    assert_int_equal(s.callstacks, 30);
+    assert_int_equal(s.callstacks, 35);
+#elif BT_TRACING_MODE == 2
+    assert_int_equal(s.callstacks, 24);
 #else
-    assert_int_equal(s.callstacks, 0);
+    assert_int_equal(s.callstacks, 14);
 #endif
     bt_ts_close(&s);
     assert_int_equal(wait_exit(&c, 30000), 0);
@@ -504,8 +624,7 @@ static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
     struct bt_test_server s;
     capture(&s, "127.0.0.1", port);
     assert_int_equal(bt_ts_zones_named(&s, "with_callstack"), 20);
-#if BT_TRACING_MODE >= 3
-    /* zone, alloc, free and message each carry one */
+    /* zone, alloc, free and message each ask for one, honoured in every mode */
     assert_int_equal(s.callstacks, 80);
     assert_int_equal(s.canonical_violations, 0);
     assert_true(s.callstack_frames_answered >= 3);
@@ -517,9 +636,6 @@ static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
     assert_true(bt_ts_saw_text_ending(&s, "/bt_traced.c")); /* DWARF line table */
     assert_true(bt_ts_saw_text(&s, "callstack_middle"));
     assert_true(bt_ts_saw_text(&s, "main")); /* scenario_callstacks is inlined into it */
-#else
-    assert_int_equal(s.callstacks, 0); /* callstacks start at mode 3 */
-#endif
     bt_ts_close(&s);
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
@@ -1063,21 +1179,23 @@ static void exited_threads_keep_bounded_memory_before_a_capture(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 4) {
-        fprintf(stderr, "usage: %s TRACED PEER_CLIENT DEMO [EMULATOR...]\n", argv[0]);
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s TRACED PEER_CLIENT DEMO TRACED_CPP|- [EMULATOR...]\n", argv[0]);
         return 2;
     }
     traced_path = argv[1];
     peer_path = argv[2];
     demo_path = argv[3];
-    emulator = argv + 4;
-    emulator_count = argc - 4;
+    cpp_path = strcmp(argv[4], "-") == 0 ? NULL : argv[4];
+    emulator = argv + 5;
+    emulator_count = argc - 5;
     signal(SIGPIPE, SIG_IGN);
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(features_arrive_complete_and_in_order, kill_leftover_child),
         cmocka_unit_test_teardown(peer_client_compiled_against_our_tracyc_arrives_complete,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(every_tracy_c_api_macro_emits_its_event, kill_leftover_child),
+        cmocka_unit_test_teardown(every_tracy_cpp_macro_emits_its_event, kill_leftover_child),
         cmocka_unit_test_teardown(texts_of_every_length_wrap_the_buffer_intact,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(nesting_deeper_than_the_buffer_still_arrives,

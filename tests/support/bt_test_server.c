@@ -212,6 +212,24 @@ static int64_t event_time(struct bt_ts_decoder *d, const uint8_t *p)
     case BT_EV_LOCK_ANNOUNCE:
     case BT_EV_LOCK_TERMINATE:
         return (int64_t)bt_wire_get_u64(p + 5);
+    case BT_EV_GPU_ZONE_BEGIN:
+    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
+    case BT_EV_GPU_ZONE_END:
+    case BT_EV_FIBER_ENTER:
+    case BT_EV_FIBER_LEAVE:
+        return d->ref_thread += (int64_t)bt_wire_get_u64(p + 1);
+    case BT_EV_GPU_ZONE_BEGIN_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL:
+    case BT_EV_GPU_ZONE_END_SERIAL:
+        return d->ref_serial += (int64_t)bt_wire_get_u64(p + 1);
+    case BT_EV_GPU_TIME:
+        return d->ref_gpu += (int64_t)bt_wire_get_u64(p + 1);
+    case BT_EV_GPU_NEW_CONTEXT:
+        return (int64_t)bt_wire_get_u64(p + 1);
     default:
         return 0;
     }
@@ -506,9 +524,13 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     char *text;
     size_t len;
     switch (t) {
-    case BT_EV_THREAD_CONTEXT:
-        s->current = thread_for(s, bt_wire_get_u32(p + 1));
+    case BT_EV_THREAD_CONTEXT: {
+        /* a thread running a fiber puts its zones on the fiber's stack */
+        s->context_tid = bt_wire_get_u32(p + 1);
+        uint64_t fiber = bt_ts_map_value(&s->in_fiber, s->context_tid);
+        s->current = thread_for(s, fiber ? (uint32_t)fiber : s->context_tid);
         break;
+    }
     case BT_EV_ZONE_BEGIN:
     case BT_EV_ZONE_BEGIN32:
     case BT_EV_ZONE_BEGIN16:
@@ -590,6 +612,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         uint8_t meta = p[size - 1];
         if ((meta & 0x0F) > 1 || (meta >> 4) > 5)
             fail(s, "message meta byte 0x%02x out of range", meta);
+        else
+            s->messages_by_severity[meta >> 4]++;
         if (take_single(s, "Message", &text, &len) == 0) {
             s->message_hash += bt_ts_text_hash(text, len);
             if (s->texts_count < 100000)
@@ -609,6 +633,10 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         s->pending_callstack = 0;
         uint64_t tagged = bt_wire_get_u64(p + size - 8);
         want_string(s, tagged >> 8);
+        if (((tagged & 0xFF) >> 4) > 5)
+            fail(s, "literal message meta byte out of range");
+        else
+            s->messages_by_severity[(tagged & 0xFF) >> 4]++;
         s->messages++;
         s->messages_literal++;
         s->messages_colored +=
@@ -702,6 +730,130 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_LOCK_RELEASE:
         s->lock_releases++;
         break;
+    case BT_EV_LOCK_SHARED_WAIT:
+        s->lock_shared_waits++;
+        break;
+    case BT_EV_LOCK_SHARED_OBTAIN:
+        s->lock_shared_obtains++;
+        break;
+    case BT_EV_LOCK_SHARED_RELEASE:
+        s->lock_shared_releases++;
+        break;
+    case BT_EV_GPU_NEW_CONTEXT:
+        if (s->gpu_known[p[25]])
+            fail(s, "GPU context %u announced twice", p[25]);
+        s->gpu_known[p[25]] = 1;
+        s->gpu_contexts++;
+        break;
+    case BT_EV_GPU_CONTEXT_NAME:
+        if (!s->gpu_known[p[1]])
+            fail(s, "GpuContextName for unknown context %u", p[1]);
+        if (take_single(s, "GpuContextName", &text, &len) == 0)
+            keep_text(s, text, len);
+        s->gpu_context_names++;
+        break;
+    case BT_EV_GPU_ZONE_BEGIN:
+    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
+    case BT_EV_GPU_ZONE_BEGIN_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL:
+    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL: {
+        unsigned k = (t - BT_EV_GPU_ZONE_BEGIN) % 5u; /* 0 plain 1 cs 2 alloc 3 alloc+cs */
+        int cs = k == 1 || k == 3, alloc = k >= 2;
+        if (cs != s->pending_callstack)
+            fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
+        s->pending_callstack = 0;
+        if (!s->gpu_known[p[15]])
+            fail(s, "%s on unknown GPU context %u", bt_wire_event_name(t), p[15]);
+        if (alloc) {
+            if (!s->pending_payload)
+                fail(s, "%s without SourceLocationPayload", bt_wire_event_name(t));
+            s->pending_payload = 0;
+            s->gpu_zone_begins_alloc++;
+        } else {
+            srcloc_seen(s, bt_wire_get_u64(p + 16));
+        }
+        s->gpu_zone_begins++;
+        s->gpu_zone_begins_serial += t >= BT_EV_GPU_ZONE_BEGIN_SERIAL;
+        s->gpu_zone_callstacks += cs;
+        break;
+    }
+    case BT_EV_GPU_ZONE_END:
+    case BT_EV_GPU_ZONE_END_SERIAL:
+        if (!s->gpu_known[p[15]])
+            fail(s, "GpuZoneEnd on unknown GPU context %u", p[15]);
+        s->gpu_zone_ends++;
+        break;
+    case BT_EV_GPU_TIME:
+        if (!s->gpu_known[p[11]])
+            fail(s, "GpuTime on unknown GPU context %u", p[11]);
+        s->gpu_times++;
+        break;
+    case BT_EV_GPU_CALIBRATION:
+        s->gpu_calibrations++;
+        break;
+    case BT_EV_GPU_TIME_SYNC:
+        s->gpu_time_syncs++;
+        break;
+    case BT_EV_FIBER_ENTER: {
+        uint64_t key = bt_wire_get_u64(p + 9);
+        uint64_t *v = bt_ts_map_get(&s->fibers, key, 1);
+        if (*v == 0) {
+            *v = UINT64_MAX;
+            s->pending_fibers++;
+            query(s, BT_QUERY_FIBER_NAME, key);
+        }
+        s->fiber_enters++;
+        uint32_t tid = bt_wire_get_u32(p + 17);
+        if (tid != s->context_tid)
+            fail(s, "FiberEnter for thread %u in the context of thread %u", tid, s->context_tid);
+        /* the fiber's pseudo thread: a tid no kernel hands out */
+        uint32_t pseudo = 0x80000000u | (uint32_t)(hash64(key) & 0x7FFFFFFFu);
+        *bt_ts_map_get(&s->in_fiber, tid, 1) = pseudo;
+        s->current = thread_for(s, pseudo);
+        break;
+    }
+    case BT_EV_FIBER_LEAVE: {
+        s->fiber_leaves++;
+        uint32_t tid = bt_wire_get_u32(p + 9);
+        uint64_t *v = bt_ts_map_get(&s->in_fiber, tid, 0);
+        if (!v || !*v)
+            fail(s, "FiberLeave of thread %u, which runs no fiber", tid);
+        else
+            *v = 0;
+        if (tid == s->context_tid)
+            s->current = thread_for(s, tid);
+        break;
+    }
+    case BT_EV_FIBER_NAME: {
+        uint64_t *v = bt_ts_map_get(&s->fibers, bt_wire_get_u64(p + 1), 0);
+        if (!v || *v != UINT64_MAX)
+            fail(s, "FiberName nobody asked for");
+        else
+            *v = keep_text(s, (const char *)p + 11, size - 11);
+        answer(s, &s->pending_fibers, "FiberName");
+        s->fiber_names++;
+        break;
+    }
+    case BT_EV_FRAME_IMAGE_DATA:
+        if (s->pending_image)
+            fail(s, "two FrameImageData in a row");
+        s->pending_image = 1;
+        s->pending_image_len = bt_wire_get_u32(p + 9);
+        break;
+    case BT_EV_FRAME_IMAGE: {
+        uint64_t w = bt_wire_get_u16(p + 5), h = bt_wire_get_u16(p + 7);
+        if (!s->pending_image)
+            fail(s, "FrameImage without FrameImageData");
+        else if (w % 4 || h % 4 || s->pending_image_len != w * h / 2)
+            fail(s, "FrameImage %llux%llu with %llu bytes of DXT1", (unsigned long long)w,
+                 (unsigned long long)h, (unsigned long long)s->pending_image_len);
+        s->pending_image = 0;
+        s->frame_images++;
+        break;
+    }
     case BT_EV_LOCK_NAME:
         if (take_single(s, "LockName", &text, &len) == 0)
             keep_text(s, text, len);
@@ -901,8 +1053,8 @@ static int all_answered(const struct bt_test_server *s)
 {
     return s->pending_strings == 0 && s->pending_threads == 0 && s->pending_plots == 0 &&
            s->pending_frames == 0 && s->pending_callstack_frames == 0 && s->pending_symbols == 0 &&
-           s->pending_other == 0 && s->srcloc_head == s->srcloc_tail && s->single_len < 0 &&
-           s->second_len < 0;
+           s->pending_other == 0 && s->pending_fibers == 0 && s->srcloc_head == s->srcloc_tail &&
+           s->single_len < 0 && !s->pending_image && s->second_len < 0;
 }
 
 int bt_ts_run(struct bt_test_server *s, int timeout_ms)
@@ -962,7 +1114,8 @@ void bt_ts_close(struct bt_test_server *s)
     struct bt_ts_map *maps[] = {&s->strings,     &s->srclocs,     &s->thread_names, &s->plot_names,
                                 &s->frame_names, &s->frames_seen, &s->symbols_seen, &s->zone_counts,
                                 &s->plot_points, &s->frame_marks, &s->frame_last,   &s->live,
-                                &s->pool_allocs, &s->pool_frees,  &s->pool_last};
+                                &s->pool_allocs, &s->pool_frees,  &s->pool_last,    &s->fibers,
+                                &s->in_fiber};
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
         map_free(maps[i]);
     for (size_t i = 0; i < s->texts_count; i++)
@@ -984,6 +1137,16 @@ const char *bt_ts_string(const struct bt_test_server *s, uint64_t key)
 {
     uint64_t v = bt_ts_map_value(&s->strings, key);
     return v && v != UINT64_MAX ? s->texts[v - 1] : NULL;
+}
+
+int bt_ts_saw_fiber(const struct bt_test_server *s, const char *name)
+{
+    for (size_t i = 0; i < s->fibers.cap; i++) {
+        uint64_t v = s->fibers.used[i] ? s->fibers.values[i] : 0;
+        if (v && v != UINT64_MAX && strcmp(s->texts[v - 1], name) == 0)
+            return 1;
+    }
+    return 0;
 }
 
 /* Name a zone shows in the profiler: custom name, else function. */

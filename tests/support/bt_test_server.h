@@ -26,6 +26,7 @@ struct bt_ts_decoder {
     size_t ring_off;
     int64_t ref_thread;
     int64_t ref_serial;
+    int64_t ref_gpu;
     uint32_t thread;
     bt_ts_event_fn on_event;
     void *ctx;
@@ -107,6 +108,18 @@ struct bt_test_server {
     uint64_t messages, messages_colored, messages_literal, app_infos;
     uint64_t callstacks, callstack_frames_answered, symbols_answered;
     uint64_t lock_announces, lock_waits, lock_obtains, lock_releases, lock_names;
+    uint64_t messages_by_severity[6];
+    uint64_t lock_shared_waits, lock_shared_obtains, lock_shared_releases;
+    uint64_t gpu_contexts, gpu_context_names, gpu_zone_begins, gpu_zone_begins_serial;
+    uint64_t gpu_zone_begins_alloc, gpu_zone_callstacks, gpu_zone_ends, gpu_times;
+    uint64_t gpu_calibrations, gpu_time_syncs;
+    uint8_t gpu_known[256]; /* contexts announced */
+    uint64_t fiber_enters, fiber_leaves, fiber_names, pending_fibers;
+    struct bt_ts_map fibers;   /* fiber key -> 1 + index of its name text */
+    struct bt_ts_map in_fiber; /* thread -> the pseudo thread of the fiber it runs */
+    uint32_t context_tid;      /* thread of the last ThreadContext */
+    uint64_t frame_images, pending_image_len;
+    int pending_image;
     uint64_t events, frames_received, bytes_received;
     uint64_t canonical_violations;
     int64_t longest_zone;  /* ticks */
@@ -139,6 +152,8 @@ uint64_t bt_ts_pool_allocs(const struct bt_test_server *s, const char *pool); /*
 uint64_t bt_ts_pool_frees(const struct bt_test_server *s, const char *pool);
 const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid);
 const char *bt_ts_string(const struct bt_test_server *s, uint64_t key);
+/* Whether a fiber of that name was entered (and its name answered). */
+int bt_ts_saw_fiber(const struct bt_test_server *s, const char *name);
 /* Whether some text (message, app info, zone text) equal to text arrived. */
 int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
 int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix);

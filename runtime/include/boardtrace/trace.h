@@ -119,6 +119,47 @@ void bt_lock_after_try_lock(struct bt_lock *lock, int acquired);
 void bt_lock_mark(struct bt_lock *lock, const struct bt_srcloc *loc);
 void bt_lock_set_name(struct bt_lock *lock, const char *name, size_t len);
 
+/* Shared locks (readers-writer): announce one, then report exclusive use
+ * with the calls above and shared use with these. */
+struct bt_lock *bt_shared_lock_announce(const struct bt_srcloc *loc);
+int bt_lock_before_shared_lock(struct bt_lock *lock);
+void bt_lock_after_shared_lock(struct bt_lock *lock);
+void bt_lock_after_shared_unlock(struct bt_lock *lock);
+void bt_lock_after_try_shared_lock(struct bt_lock *lock, int acquired);
+
+/* GPU timelines, as Tracy's GPU C API: the program reads its GPU's clock
+ * and hands the times over. context is the program's context number;
+ * serial = 1 sends through the process-wide ordered queue (for contexts
+ * used from several threads), 0 through the calling thread's order. A zone
+ * begin's srcloc is a static location (bt_gpu_zone_begin) or a
+ * bt_srcloc_make handle (bt_gpu_zone_begin_made); depth > 0 records a
+ * callstack. Names are copied. */
+void bt_gpu_new_context(uint8_t context, int64_t gpu_time, float period, uint8_t flags,
+                        uint8_t type, int serial);
+void bt_gpu_context_name(uint8_t context, const char *name, size_t len, int serial);
+void bt_gpu_zone_begin(const struct bt_srcloc *loc, uint16_t query, uint8_t context, int depth,
+                       int serial);
+void bt_gpu_zone_begin_made(uint64_t handle, uint16_t query, uint8_t context, int depth,
+                            int serial);
+void bt_gpu_zone_end(uint16_t query, uint8_t context, int serial);
+void bt_gpu_time(int64_t gpu_time, uint16_t query, uint8_t context, int serial);
+void bt_gpu_calibration(uint8_t context, int64_t gpu_time, int64_t cpu_delta, int serial);
+void bt_gpu_time_sync(uint8_t context, int64_t gpu_time, int serial);
+
+/* Fibers: zones the calling thread begins or ends between enter and leave
+ * belong to the fiber's timeline (the name must live until the program
+ * exits; its address identifies the fiber). */
+void bt_fiber_enter(const char *fiber, int32_t group_hint);
+void bt_fiber_leave(void);
+
+/* A frame image (RGBA, w and h multiples of 4) for the frame `offset`
+ * default frame marks back; copied, and compressed off the calling thread
+ * (DXT1, as Tracy's viewer expects). */
+void bt_frame_image(const void *rgba, uint16_t w, uint16_t h, uint8_t offset, int flip);
+
+/* The runtime's clock, in the ticks events carry. */
+int64_t bt_time_now(void);
+
 /* Whether a capture is connected now. */
 int bt_is_connected(void);
 /* Events dropped so far because a buffer was full and nobody was connected. */
