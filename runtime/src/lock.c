@@ -72,9 +72,12 @@ void bt_lock_after_unlock(struct bt_lock *lock)
     lock_emit(BT_SLOT_LOCK_RELEASE, lock, 0);
 }
 
+/* A successful try-lock is sent as a wait and an obtain: upstream's client
+ * sends the obtain alone, and upstream's own loader then asserts (an obtain
+ * must follow a wait of the same thread). */
 void bt_lock_after_try_lock(struct bt_lock *lock, int acquired)
 {
-    if (acquired)
+    if (acquired && bt_lock_before_lock(lock))
         bt_lock_after_lock(lock);
 }
 
@@ -105,7 +108,7 @@ void bt_lock_after_shared_unlock(struct bt_lock *lock)
 
 void bt_lock_after_try_shared_lock(struct bt_lock *lock, int acquired)
 {
-    if (acquired)
+    if (acquired && bt_lock_before_shared_lock(lock))
         bt_lock_after_shared_lock(lock);
 }
 

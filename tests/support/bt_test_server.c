@@ -722,19 +722,30 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         srcloc_seen(s, bt_wire_get_u64(p + 13));
         break;
     case BT_EV_LOCK_WAIT:
-        s->lock_waits++;
-        break;
+    case BT_EV_LOCK_SHARED_WAIT:
     case BT_EV_LOCK_OBTAIN:
-        s->lock_obtains++;
+    case BT_EV_LOCK_SHARED_OBTAIN: {
+        /* upstream's loader asserts that an obtain follows a wait of its thread */
+        int shared = t == BT_EV_LOCK_SHARED_WAIT || t == BT_EV_LOCK_SHARED_OBTAIN;
+        uint64_t key = (uint64_t)bt_wire_get_u32(p + 5) << 32 | bt_wire_get_u32(p + 1) |
+                       (uint64_t)shared << 63;
+        uint64_t *waiting = bt_ts_map_get(&s->lock_waiting, key, 1);
+        if (t == BT_EV_LOCK_WAIT || t == BT_EV_LOCK_SHARED_WAIT) {
+            *waiting = 1;
+            s->lock_waits += !shared;
+            s->lock_shared_waits += shared;
+        } else {
+            if (!*waiting)
+                fail(s, "%s of lock %u by thread %u without a wait", bt_wire_event_name(t),
+                     bt_wire_get_u32(p + 5), bt_wire_get_u32(p + 1));
+            *waiting = 0;
+            s->lock_obtains += !shared;
+            s->lock_shared_obtains += shared;
+        }
         break;
+    }
     case BT_EV_LOCK_RELEASE:
         s->lock_releases++;
-        break;
-    case BT_EV_LOCK_SHARED_WAIT:
-        s->lock_shared_waits++;
-        break;
-    case BT_EV_LOCK_SHARED_OBTAIN:
-        s->lock_shared_obtains++;
         break;
     case BT_EV_LOCK_SHARED_RELEASE:
         s->lock_shared_releases++;
@@ -1115,7 +1126,7 @@ void bt_ts_close(struct bt_test_server *s)
                                 &s->frame_names, &s->frames_seen, &s->symbols_seen, &s->zone_counts,
                                 &s->plot_points, &s->frame_marks, &s->frame_last,   &s->live,
                                 &s->pool_allocs, &s->pool_frees,  &s->pool_last,    &s->fibers,
-                                &s->in_fiber};
+                                &s->in_fiber,    &s->lock_waiting};
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
         map_free(maps[i]);
     for (size_t i = 0; i < s->texts_count; i++)

@@ -117,6 +117,7 @@ struct bt_test_server {
     uint64_t fiber_enters, fiber_leaves, fiber_names, pending_fibers;
     struct bt_ts_map fibers;   /* fiber key -> 1 + index of its name text */
     struct bt_ts_map in_fiber; /* thread -> the pseudo thread of the fiber it runs */
+    struct bt_ts_map lock_waiting; /* lock id << 32 | thread (bit 63: shared) -> waiting */
     uint32_t context_tid;      /* thread of the last ThreadContext */
     uint64_t frame_images, pending_image_len;
     int pending_image;
