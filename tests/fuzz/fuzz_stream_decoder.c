@@ -17,14 +17,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static char dir[] = "/tmp/bt-fuzz-decoder-XXXXXX";
 
+static void remove_dir(void)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/out.tracy", dir);
+    unlink(path);
+    rmdir(dir);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
     /* Made once per process (a flag: the random name may end in 'X'). */
     static int have_dir;
-    if (!have_dir && !mkdtemp(dir))
-        abort();
+    if (!have_dir) {
+        if (!mkdtemp(dir))
+            abort();
+        atexit(remove_dir);
+    }
     have_dir = 1;
     struct btc_welcome w = {.timer_mul = 1.0, .init_begin = 0, .init_end = 10};
     snprintf(w.program, sizeof w.program, "fuzz");

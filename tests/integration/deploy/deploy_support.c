@@ -5,6 +5,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +27,28 @@ int deploy_group_setup(void **state)
         return -1;
     make_temp_dir(work, sizeof work);
     return work[0] ? 0 : -1;
+}
+
+static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+int deploy_group_teardown(void **state)
+{
+    (void)state;
+    if (!work[0])
+        return 0;
+    if (getenv("BT_KEEP_TEST_FILES")) {
+        fprintf(stderr, "files kept in %s\n", work);
+        return 0;
+    }
+    if (nftw(work, remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        fprintf(stderr, "could not remove %s: %s\n", work, strerror(errno));
+    return 0;
 }
 
 static void append(char **buf, size_t *len, const char *data, size_t n)

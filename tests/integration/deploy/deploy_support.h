@@ -31,6 +31,8 @@ extern struct board board;
 extern char work[512];
 /* cmocka group setup: loads board and makes work; -1 if either fails. */
 int deploy_group_setup(void **state);
+/* cmocka group teardown: removes work (kept when BT_KEEP_TEST_FILES is set). */
+int deploy_group_teardown(void **state);
 
 /* Reads BOARD_* from `board.sh --dir DIR env`. Returns 0 or -1. */
 int board_load(const char *script, const char *dir, struct board *b);

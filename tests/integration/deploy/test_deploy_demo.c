@@ -64,5 +64,5 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
     };
-    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

@@ -378,5 +378,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
         cmocka_unit_test(a_run_whose_host_went_away_ends_on_the_board),
     };
-    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

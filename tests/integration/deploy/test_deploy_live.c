@@ -101,5 +101,5 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_host_capture_receives_the_boards_events_through_the_forward),
     };
-    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

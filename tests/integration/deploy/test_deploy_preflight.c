@@ -377,5 +377,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(check_reports_the_board),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),
     };
-    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

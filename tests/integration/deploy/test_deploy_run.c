@@ -371,5 +371,5 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_refuses_an_output_that_is_the_program),
         cmocka_unit_test(run_refuses_an_output_name_too_long_for_its_part_file),
     };
-    return cmocka_run_group_tests(tests, deploy_group_setup, NULL);
+    return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }
