@@ -47,6 +47,9 @@ set(TRACING_CALLSTACK_DEPTH 16 CACHE STRING "Frames per captured callstack (1..6
 bt_require_int_range(TRACING_CALLSTACK_DEPTH "${TRACING_CALLSTACK_DEPTH}" 1 62
     "frames per captured callstack")
 
+option(CODE_TRANSFER "Let the runtime answer a capture's requests for symbol code and source files (off: as upstream's TRACY_NO_CODE_TRANSFER)" ON)
+bt_require_bool(CODE_TRANSFER "${CODE_TRANSFER}")
+
 option(BT_WERROR "Treat compiler warnings as errors (CI turns this on)" OFF)
 bt_require_bool(BT_WERROR "${BT_WERROR}")
 
@@ -70,6 +73,11 @@ if(NO_POINTER_COMPRESSION)
 else()
     set(BT_CONFIG_NO_POINTER_COMPRESSION 0)
 endif()
+if(CODE_TRANSFER)
+    set(BT_CONFIG_CODE_TRANSFER 1)
+else()
+    set(BT_CONFIG_CODE_TRANSFER 0)
+endif()
 if(ENABLE_TRACY)
     set(BT_CONFIG_ENABLE_TRACY 1)
 else()
@@ -78,4 +86,4 @@ endif()
 
 message(STATUS "boardtrace: ENABLE_TRACY=${ENABLE_TRACY} RUNTIME_TRACING=${BT_RUNTIME_TRACING_EFFECTIVE} "
                "TRACING_MODE=${TRACING_MODE} NO_POINTER_COMPRESSION=${NO_POINTER_COMPRESSION} "
-               "TRACING_CALLSTACK_DEPTH=${TRACING_CALLSTACK_DEPTH}")
+               "TRACING_CALLSTACK_DEPTH=${TRACING_CALLSTACK_DEPTH} CODE_TRANSFER=${CODE_TRANSFER}")

@@ -301,21 +301,9 @@ static void module_read(struct module *m, const uint8_t *base, size_t size)
     qsort(m->symbols, m->count, sizeof(struct symbol), symbol_order);
 }
 
-static struct module *module_for(uint64_t address)
+/* The cached module of the ELF file at path (loaded on first use). */
+static struct module *module_get(const char *path, uintptr_t bias)
 {
-    struct find_state s = {(uintptr_t)address, NULL, 0, 0};
-    dl_iterate_phdr(find_module_cb, &s);
-    if (!s.found)
-        return NULL;
-    char path[512];
-    if (s.name && s.name[0]) {
-        snprintf(path, sizeof(path), "%s", s.name);
-    } else {
-        ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-        if (n <= 0)
-            return NULL;
-        path[n] = 0;
-    }
     struct module *free_slot = NULL;
     for (int i = 0; i < MODULE_CACHE; i++) {
         if (modules[i].loaded && strcmp(modules[i].path, path) == 0)
@@ -331,9 +319,75 @@ static struct module *module_for(uint64_t address)
         munmap((void *)free_slot->map, free_slot->map_size);
     memset(free_slot, 0, sizeof(*free_slot));
     snprintf(free_slot->path, sizeof(free_slot->path), "%s", path);
-    free_slot->bias = s.bias;
+    free_slot->bias = bias;
     module_load(free_slot);
     return free_slot;
+}
+
+/* A module's file: its loader name, or the executable's for the main one. */
+static int module_path(const char *name, char *path, size_t size)
+{
+    if (name && name[0]) {
+        snprintf(path, size, "%s", name);
+        return 0;
+    }
+    ssize_t n = readlink("/proc/self/exe", path, size - 1);
+    if (n <= 0)
+        return -1;
+    path[n] = 0;
+    return 0;
+}
+
+static struct module *module_for(uint64_t address)
+{
+    struct find_state s = {(uintptr_t)address, NULL, 0, 0};
+    dl_iterate_phdr(find_module_cb, &s);
+    char path[512];
+    if (!s.found || module_path(s.name, path, sizeof(path)) != 0)
+        return NULL;
+    return module_get(path, s.bias);
+}
+
+static int names_file(const struct module *m, const char *path)
+{
+    for (size_t i = 0; i < m->lines.file_count; i++) {
+        const struct bt_line_file *f = &m->lines.files[i];
+        if (!f->name)
+            continue;
+        if (strcmp(f->name, path) == 0)
+            return 1;
+        size_t d = f->dir ? strlen(f->dir) : 0;
+        if (d && strncmp(path, f->dir, d) == 0 && path[d] == '/' &&
+            strcmp(path + d + 1, f->name) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+struct names_state {
+    const char *path;
+    int found;
+};
+
+static int names_file_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct names_state *s = arg;
+    char path[512];
+    if (module_path(info->dlpi_name, path, sizeof(path)) != 0)
+        return 0;
+    /* the vDSO and other modules without a file have no line table */
+    if (info->dlpi_name && info->dlpi_name[0] && access(path, R_OK) != 0)
+        return 0;
+    s->found = names_file(module_get(path, info->dlpi_addr), s->path);
+    return s->found;
+}
+
+int bt_callstack_debug_names_file(const char *path)
+{
+    struct names_state s = {path, 0};
+    dl_iterate_phdr(names_file_cb, &s);
+    return s.found;
 }
 
 static const struct symbol *symbol_for(const struct module *m, uint64_t address)
@@ -373,7 +427,7 @@ static uint32_t source_for(const struct module *m, uint64_t address, char *file,
     return line;
 }
 
-void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address)
+void bt_callstack_answer_frame(struct bt_encoder *e, struct bt_code *code, uint64_t address)
 {
     const struct module *m = module_for(address);
     /* a return address points after the call; the call itself is one byte back */
@@ -391,14 +445,19 @@ void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address)
     uint32_t sym_len = s ? (uint32_t)(s->size > UINT32_MAX ? UINT32_MAX : s->size) : 0;
     char file[1024];
     uint32_t line = source_for(m, call, file, sizeof(file));
+    bt_code_offer_symbol(code, sym_addr, sym_len);
+    if (line)
+        bt_code_offer_file(code, file);
     bt_enc_callstack_frame_size(e, address, 1, image, strlen(image));
     bt_enc_callstack_frame(e, function, strlen(function), file, strlen(file), line, sym_addr,
                            sym_len);
 }
 
-void bt_callstack_answer_symbol(struct bt_encoder *e, uint64_t address)
+void bt_callstack_answer_symbol(struct bt_encoder *e, struct bt_code *code, uint64_t address)
 {
     char file[1024];
     uint32_t line = source_for(module_for(address), address, file, sizeof(file));
+    if (line)
+        bt_code_offer_file(code, file);
     bt_enc_symbol_information(e, file, strlen(file), line, address);
 }

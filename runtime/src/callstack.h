@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include "code.h"
 #include "encoder.h"
 
 /* Frame-record walk: from the frame pointer fp, follow the chain within
@@ -14,9 +15,13 @@
  * at fp-16. Returns the number of return addresses stored. */
 int bt_callstack_walk_frames(uintptr_t fp, uintptr_t lo, uintptr_t hi, uint64_t *frames, int depth);
 
-/* Answers ServerQueryCallstackFrame(address): image name, then one frame. */
-void bt_callstack_answer_frame(struct bt_encoder *e, uint64_t address);
+/* Answers ServerQueryCallstackFrame(address): image name, then one frame.
+ * The frame's symbol and file are offered to code transfer. */
+void bt_callstack_answer_frame(struct bt_encoder *e, struct bt_code *code, uint64_t address);
 /* Answers ServerQuerySymbol(address): file and line of a symbol. */
-void bt_callstack_answer_symbol(struct bt_encoder *e, uint64_t address);
+void bt_callstack_answer_symbol(struct bt_encoder *e, struct bt_code *code, uint64_t address);
+/* Whether the line tables of a loaded module name this file, as "name" or
+ * "dir/name" (code transfer sends only such files). */
+int bt_callstack_debug_names_file(const char *path);
 
 #endif

@@ -4,6 +4,7 @@
 #include "hostinfo.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,10 +28,16 @@ void bt_host_program_name(char *buf, size_t size)
 
 uint64_t bt_host_exec_time(void)
 {
-    struct stat st;
-    if (stat("/proc/self/exe", &st) != 0)
+    /* open + fstat rather than stat: qemu's user mode redirects an open of
+     * /proc/self/exe to the emulated program, but a stat reaches qemu's own
+     * executable */
+    int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
         return 0;
-    return (uint64_t)st.st_mtime;
+    struct stat st;
+    int rc = fstat(fd, &st);
+    close(fd);
+    return rc == 0 ? (uint64_t)st.st_mtime : 0;
 }
 
 uint8_t bt_host_cpu_arch(void)

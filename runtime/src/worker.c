@@ -12,8 +12,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "boardtrace/config.h"
 #include "boardtrace/wire.h"
 #include "callstack.h"
+#include "code.h"
 #include "encoder.h"
 #include "frame_image.h"
 #include "gpu.h"
@@ -53,6 +55,7 @@ struct session {
     struct key_set strings; /* addresses of NUL-terminated texts */
     struct key_set srclocs; /* addresses of struct bt_srcloc */
     struct bt_encoder enc;
+    struct bt_code code;
     int64_t serial_last;
     int64_t serial_step; /* ticks that make at least 1 ns on the server */
     uint8_t queries[BT_QUERY_SIZE * 512];
@@ -197,6 +200,7 @@ static void answer_query(struct session *s, const uint8_t *q)
         key_set_add(&s->strings, (uint64_t)(uintptr_t)loc->name);
         key_set_add(&s->strings, (uint64_t)(uintptr_t)loc->function);
         key_set_add(&s->strings, (uint64_t)(uintptr_t)loc->file);
+        bt_code_offer_file(&s->code, loc->file);
         bt_enc_source_location(e, (uint64_t)(uintptr_t)loc->name,
                                (uint64_t)(uintptr_t)loc->function, (uint64_t)(uintptr_t)loc->file,
                                loc->line, loc->color);
@@ -220,18 +224,24 @@ static void answer_query(struct session *s, const uint8_t *q)
         s->disconnect = 1;
         break;
     case BT_QUERY_CALLSTACK_FRAME:
-        bt_callstack_answer_frame(e, ptr);
+        bt_callstack_answer_frame(e, &s->code, ptr);
         break;
     case BT_QUERY_SYMBOL:
-        bt_callstack_answer_symbol(e, ptr);
+        bt_callstack_answer_symbol(e, &s->code, ptr);
         break;
     case BT_QUERY_SYMBOL_CODE:
-        bt_enc_simple(e, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+        bt_code_symbol_code(&s->code, e, ptr, bt_wire_get_u32(q + BT_QUERY_OFF_EXTRA));
         break;
     case BT_QUERY_SOURCE_CODE:
-        bt_enc_ack_source_code_not_available(e, (uint32_t)ptr);
+        bt_code_source_code(&s->code, e, (uint32_t)ptr);
         break;
-    default: /* Parameter, DataTransfer(Part) and anything newer: one counted no-op */
+    case BT_QUERY_DATA_TRANSFER:
+        bt_code_data_transfer(&s->code, e, ptr);
+        break;
+    case BT_QUERY_DATA_TRANSFER_PART:
+        bt_code_data_part(&s->code, e, ptr, bt_wire_get_u32(q + BT_QUERY_OFF_EXTRA));
+        break;
+    default: /* Parameter and anything newer: one counted no-op */
         bt_enc_simple(e, BT_EV_ACK_SERVER_QUERY_NOOP);
         break;
     }
@@ -654,7 +664,7 @@ static void prune_retired(void)
 }
 
 /* Fills the welcome message; returns the timer multiplier it announces. */
-static double welcome_build(uint8_t *w)
+static double welcome_build(uint8_t *w, int code_transfer)
 {
     memset(w, 0, BT_WELCOME_SIZE);
     int64_t ns = bt_timer_reference_ns();
@@ -677,7 +687,9 @@ static double welcome_build(uint8_t *w)
     bt_wire_put_u64(w + BT_WELCOME_OFF_PID, bt_rt.pid);
     /* Events dropped before the connection may leave frees without allocs. */
     if (bt_dropped_events() > 0)
-        w[BT_WELCOME_OFF_FLAGS] = BT_WELCOME_FLAG_IGNORE_MEM_FAULTS;
+        w[BT_WELCOME_OFF_FLAGS] |= BT_WELCOME_FLAG_IGNORE_MEM_FAULTS;
+    if (code_transfer)
+        w[BT_WELCOME_OFF_FLAGS] |= BT_WELCOME_FLAG_CODE_TRANSFER;
     w[BT_WELCOME_OFF_CPU_ARCH] = bt_host_cpu_arch();
     char vendor[12];
     uint32_t cpu_id;
@@ -736,7 +748,17 @@ static void session_run(struct session *s)
 {
     uint8_t hello[1 + BT_WELCOME_SIZE];
     hello[0] = BT_HANDSHAKE_WELCOME;
-    double mul = welcome_build(hello + 1);
+    /* Built without it (CODE_TRANSFER=OFF, or TRACY_NO_CODE_TRANSFER
+     * defined for the runtime, as upstream), or turned off for this run
+     * (TRACY_NO_CODE_TRANSFER=1 in the environment). */
+#if !BT_CODE_TRANSFER || defined(TRACY_NO_CODE_TRANSFER)
+    int code_transfer = 0;
+#else
+    int code_transfer = !env_flag("TRACY_NO_CODE_TRANSFER");
+#endif
+    bt_code_free(&s->code);
+    bt_code_init(&s->code, code_transfer, bt_host_exec_time());
+    double mul = welcome_build(hello + 1, code_transfer);
     if (bt_net_write_all(s->fd, hello, sizeof(hello)) != 0)
         return;
     bt_encoder_reset(&s->enc);
@@ -801,6 +823,7 @@ void *bt_worker_main(void *arg)
     struct session s;
     memset(&s, 0, sizeof(s));
     s.fd = -1;
+    bt_code_init(&s.code, 0, 0);
     struct bt_listen_options o = {0, env_flag("TRACY_ONLY_LOCALHOST"), env_flag("TRACY_ONLY_IPV4")};
     o.port = (uint16_t)bt_env_number("TRACY_PORT", 1, 65535, 0, "a port",
                                      "the default, 8086 or the next free port up to 8105");
@@ -865,6 +888,7 @@ void *bt_worker_main(void *arg)
     bt_encoder_free(&s.enc);
     key_set_free(&s.strings);
     key_set_free(&s.srclocs);
+    bt_code_free(&s.code);
     free(s.snapshot);
     atomic_store(&bt_rt.worker_alive, 0);
     return NULL;

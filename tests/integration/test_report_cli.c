@@ -224,6 +224,10 @@ static void gpu_zones_frames_and_plots_are_exported(void **state)
     waitpid(pid, &st, 0);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     assert_int_equal(count_in(out, "GPU context 0 \"full-gpu-ctx\": 70 zones"), 1);
+    assert_int_equal(
+        count_in(out,
+                 "Code transfer: 2 source files (60876 bytes), code of 672 symbols (351198 bytes)"),
+        1);
     assert_int_equal(count_in(out, "CPU samples: 6965 (1765 at timer ticks"), 1);
     assert_int_equal(count_in(out, "hot_loop_b                                               752"),
                      1);

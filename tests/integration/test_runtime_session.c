@@ -641,6 +641,47 @@ static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+/* Code transfer: the test server asks for the code of every symbol the
+ * frames name and for the file of every source location, as upstream's
+ * server does; the runtime sends the code as it is in memory and the
+ * program's own source file (compared byte for byte with the disk). */
+static void code_transfer_sends_symbol_code_and_the_programs_source(void **state)
+{
+    (void)state;
+    uint16_t port = free_port();
+    const char *args[] = {"callstacks", NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(traced_path, args, env);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_true(s.flags & BT_WELCOME_FLAG_CODE_TRANSFER);
+    /* callstack_leaf, callstack_middle and main at least */
+    if (s.symbol_code < 3)
+        fail_msg("symbol code for %llu symbols (%llu not available)",
+                 (unsigned long long)s.symbol_code, (unsigned long long)s.symbol_code_unavailable);
+    assert_true(s.symbol_code_bytes > 0);
+    /* bt_traced.c, named by its source locations */
+    if (s.source_files < 1)
+        fail_msg("%llu source files, %llu not available", (unsigned long long)s.source_files,
+                 (unsigned long long)s.source_files_unavailable);
+    assert_int_equal(s.source_mismatches, 0);
+    assert_true(s.source_file_bytes > 1000);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+
+    /* turned off for one run: not offered, so never asked */
+    port = free_port();
+    const char *off[] = {"TRACY_NO_EXIT=1", "TRACY_NO_CODE_TRANSFER=1", port_env(port), NULL};
+    c = spawn(traced_path, args, off);
+    capture(&s, "127.0.0.1", port);
+    assert_false(s.flags & BT_WELCOME_FLAG_CODE_TRANSFER);
+    assert_int_equal(s.symbol_code + s.symbol_code_unavailable, 0);
+    assert_int_equal(s.source_files + s.source_files_unavailable, 0);
+    assert_true(s.callstack_frames_answered >= 3);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void the_timer_is_calibrated_to_nanoseconds(void **state)
 {
     (void)state;
@@ -1204,6 +1245,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(every_zone_of_many_threads_arrives, kill_leftover_child),
         cmocka_unit_test_teardown(the_demo_emits_exactly_what_it_reports, kill_leftover_child),
         cmocka_unit_test_teardown(every_free_arrives_after_its_allocation_even_in_bursts,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(code_transfer_sends_symbol_code_and_the_programs_source,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(callstacks_are_canonical_and_every_frame_is_answered,
                                   kill_leftover_child),

@@ -279,7 +279,7 @@ static void fail(struct bt_test_server *s, const char *fmt, ...)
     va_end(ap);
 }
 
-static void query(struct bt_test_server *s, uint8_t type, uint64_t ptr)
+static void query_extra(struct bt_test_server *s, uint8_t type, uint64_t ptr, uint32_t extra)
 {
     if (s->out_len + BT_QUERY_SIZE > sizeof(s->out)) {
         fail(s, "more than %zu queries in one frame", sizeof(s->out) / BT_QUERY_SIZE);
@@ -288,8 +288,69 @@ static void query(struct bt_test_server *s, uint8_t type, uint64_t ptr)
     uint8_t *q = s->out + s->out_len;
     q[0] = type;
     bt_wire_put_u64(q + 1, ptr);
-    bt_wire_put_u32(q + 9, 0);
+    bt_wire_put_u32(q + 9, extra);
     s->out_len += BT_QUERY_SIZE;
+}
+
+static void query(struct bt_test_server *s, uint8_t type, uint64_t ptr)
+{
+    query_extra(s, type, ptr, 0);
+}
+
+static int code_transfer(const struct bt_test_server *s)
+{
+    return (s->flags & BT_WELCOME_FLAG_CODE_TRANSFER) &&
+           bt_wire_get_u64(s->welcome + BT_WELCOME_OFF_EXEC_TIME) != 0;
+}
+
+/* Asks for a source file as upstream's server does: the name in a
+ * DataTransfer and 12-byte parts, then SourceCode with a fresh id. */
+static void ask_source(struct bt_test_server *s, const char *name, uint64_t text_index)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *c = name; *c; c++)
+        h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+    uint64_t *asked = bt_ts_map_get(&s->source_names, h | 1, 1);
+    if (*asked)
+        return;
+    *asked = 1;
+    size_t n = strlen(name) + 1;
+    query(s, BT_QUERY_DATA_TRANSFER, n);
+    s->pending_other++;
+    for (size_t off = 0; off < n; off += 12) {
+        uint8_t part[12] = {0};
+        memcpy(part, name + off, n - off < 12 ? n - off : 12);
+        query_extra(s, BT_QUERY_DATA_TRANSFER_PART, bt_wire_get_u64(part),
+                    bt_wire_get_u32(part + 8));
+        s->pending_other++;
+    }
+    uint32_t id = ++s->next_source_id;
+    *bt_ts_map_get(&s->sources_asked, id, 1) = text_index;
+    query(s, BT_QUERY_SOURCE_CODE, id);
+    s->pending_other++;
+}
+
+/* A SourceCode answer: the bytes must be the file's on this machine. */
+static void source_arrived(struct bt_test_server *s, uint32_t id, const uint8_t *data, size_t len)
+{
+    uint64_t *v = bt_ts_map_get(&s->sources_asked, id, 0);
+    if (!v || *v == 0) {
+        fail(s, "SourceCode for id %u that was not asked", id);
+        return;
+    }
+    const char *name = s->texts[*v - 1];
+    *v = 0;
+    s->source_files++;
+    s->source_file_bytes += len;
+    FILE *f = fopen(name, "rb");
+    int same = 0;
+    if (f) {
+        uint8_t *disk = malloc(len + 1);
+        same = disk && fread(disk, 1, len + 1, f) == len && memcmp(disk, data, len) == 0;
+        free(disk);
+        fclose(f);
+    }
+    s->source_mismatches += !same;
 }
 
 static int flush_queries(struct bt_test_server *s)
@@ -881,6 +942,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         else
             *v = keep_text(s, (const char *)p + 11, size - 11);
         answer(s, &s->pending_strings, "StringData");
+        if (v && code_transfer(s) && bt_ts_map_get(&s->file_keys, key, 0))
+            ask_source(s, s->texts[*v - 1], *v);
         break;
     }
     case BT_EV_THREAD_NAME:
@@ -916,6 +979,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         want_string(s, bt_wire_get_u64(p + 1));
         want_string(s, bt_wire_get_u64(p + 9));
         want_string(s, bt_wire_get_u64(p + 17));
+        if (bt_wire_get_u64(p + 17))
+            *bt_ts_map_get(&s->file_keys, bt_wire_get_u64(p + 17), 1) = 1;
         break;
     }
     case BT_EV_CALLSTACK_FRAME_SIZE:
@@ -940,22 +1005,59 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         uint64_t sym = bt_wire_get_u64(p + 5);
         if (sym) {
             uint64_t *v = bt_ts_map_get(&s->symbols_seen, sym, 1);
+            uint32_t sym_len = bt_wire_get_u32(p + 13);
             if (*v == 0) {
                 *v = 1;
                 s->pending_symbols++;
                 query(s, BT_QUERY_SYMBOL, sym);
+                if (code_transfer(s) && sym_len > 0 && sym_len <= 128 * 1024) {
+                    *bt_ts_map_get(&s->code_asked, sym, 1) = sym_len;
+                    query_extra(s, BT_QUERY_SYMBOL_CODE, sym, sym_len);
+                    s->pending_other++;
+                }
             }
         }
         break;
     }
+    case BT_EV_SYMBOL_CODE: {
+        uint64_t sym = bt_wire_get_u64(p + 1);
+        uint64_t *asked = bt_ts_map_get(&s->code_asked, sym, 0);
+        uint32_t code_len = bt_wire_get_u32(p + 9);
+        if (!asked || *asked != code_len)
+            fail(s, "SymbolCode of %u bytes for 0x%llx, which was not asked so", code_len,
+                 (unsigned long long)sym);
+        else
+            *asked = 0;
+        s->symbol_code++;
+        s->symbol_code_bytes += code_len;
+        answer(s, &s->pending_other, "SymbolCode");
+        break;
+    }
+    case BT_EV_SOURCE_CODE:
+        source_arrived(s, (uint32_t)bt_wire_get_u64(p + 1), p + 13, bt_wire_get_u32(p + 9));
+        answer(s, &s->pending_other, "SourceCode");
+        break;
     case BT_EV_SYMBOL_INFORMATION:
         take_single(s, "SymbolInformation", &text, &len);
         answer(s, &s->pending_symbols, "SymbolInformation");
         s->symbols_answered++;
         break;
-    case BT_EV_ACK_SERVER_QUERY_NOOP:
     case BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE:
-    case BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE:
+        s->symbol_code_unavailable++;
+        answer(s, &s->pending_other, bt_wire_event_name(t));
+        break;
+    case BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE: {
+        uint64_t *v = bt_ts_map_get(&s->sources_asked, bt_wire_get_u32(p + 1), 0);
+        if (v && *v)
+            *v = 0;
+        else if (code_transfer(s))
+            fail(s, "AckSourceCodeNotAvailable for id %u that was not asked",
+                 bt_wire_get_u32(p + 1));
+        s->source_files_unavailable++;
+        answer(s, &s->pending_other, bt_wire_event_name(t));
+        break;
+    }
+    case BT_EV_ACK_SERVER_QUERY_NOOP:
         answer(s, &s->pending_other, bt_wire_event_name(t));
         break;
     case BT_EV_TERMINATE:
@@ -1122,11 +1224,12 @@ void bt_ts_close(struct bt_test_server *s)
         close(s->fd);
     s->fd = -1;
     bt_ts_decoder_free(&s->dec);
-    struct bt_ts_map *maps[] = {&s->strings,     &s->srclocs,     &s->thread_names, &s->plot_names,
-                                &s->frame_names, &s->frames_seen, &s->symbols_seen, &s->zone_counts,
-                                &s->plot_points, &s->frame_marks, &s->frame_last,   &s->live,
-                                &s->pool_allocs, &s->pool_frees,  &s->pool_last,    &s->fibers,
-                                &s->in_fiber,    &s->lock_waiting};
+    struct bt_ts_map *maps[] = {
+        &s->strings,       &s->srclocs,      &s->thread_names, &s->plot_names,  &s->frame_names,
+        &s->frames_seen,   &s->symbols_seen, &s->zone_counts,  &s->plot_points, &s->frame_marks,
+        &s->frame_last,    &s->live,         &s->pool_allocs,  &s->pool_frees,  &s->pool_last,
+        &s->fibers,        &s->in_fiber,     &s->lock_waiting, &s->file_keys,   &s->code_asked,
+        &s->sources_asked, &s->source_names};
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
         map_free(maps[i]);
     for (size_t i = 0; i < s->texts_count; i++)

@@ -115,11 +115,22 @@ struct bt_test_server {
     uint64_t gpu_calibrations, gpu_time_syncs;
     uint8_t gpu_known[256]; /* contexts announced */
     uint64_t fiber_enters, fiber_leaves, fiber_names, pending_fibers;
-    struct bt_ts_map fibers;   /* fiber key -> 1 + index of its name text */
-    struct bt_ts_map in_fiber; /* thread -> the pseudo thread of the fiber it runs */
+    struct bt_ts_map fibers;       /* fiber key -> 1 + index of its name text */
+    struct bt_ts_map in_fiber;     /* thread -> the pseudo thread of the fiber it runs */
     struct bt_ts_map lock_waiting; /* lock id << 32 | thread (bit 63: shared) -> waiting */
-    uint32_t context_tid;      /* thread of the last ThreadContext */
+    uint32_t context_tid;          /* thread of the last ThreadContext */
     uint64_t frame_images, pending_image_len;
+    /* code transfer (welcome flag CodeTransfer and an executable time): the
+     * symbol code of each new symbol and the source file of each static
+     * source location are asked for, as upstream's server does */
+    struct bt_ts_map file_keys;     /* srcloc file string key -> 1 */
+    struct bt_ts_map code_asked;    /* symbol address -> size asked */
+    struct bt_ts_map sources_asked; /* query id -> 1 + index of the file name text */
+    struct bt_ts_map source_names;  /* FNV-1a of a file name -> 1: asked once */
+    uint32_t next_source_id;
+    uint64_t symbol_code, symbol_code_bytes, symbol_code_unavailable;
+    uint64_t source_files, source_file_bytes, source_files_unavailable;
+    uint64_t source_mismatches; /* files whose bytes differ from the disk's */
     int pending_image;
     uint64_t events, frames_received, bytes_received;
     uint64_t canonical_violations;

@@ -331,7 +331,10 @@ static void a_frame_answer_names_function_file_and_line(void **state)
     assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
     uint64_t frames[4];
     assert_true(capture_here(frames) >= 1);
-    bt_callstack_answer_frame(&e, frames[0]);
+    struct bt_code code;
+    bt_code_init(&code, 0, 0);
+    bt_callstack_answer_frame(&e, &code, frames[0]);
+    bt_code_free(&code);
     bt_encoder_flush(&e);
     bt_encoder_free(&e);
     struct frame_answer a;

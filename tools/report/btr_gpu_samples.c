@@ -1,6 +1,7 @@
 /* The parts of `boardtrace-report stats` beyond CPU zones: GPU zone
- * statistics per context and source location (durations on the GPU), and
- * the sampling summary (functions by timer samples, self and inclusive). */
+ * statistics per context and source location (durations on the GPU), the
+ * sampling summary (functions by timer samples, self and inclusive) and
+ * what code transfer stored. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,4 +90,14 @@ void btr_print_samples(const struct btc_trace *t, FILE *out, size_t top)
                 v[i].image >= 0 ? btc_trace_string(t, v[i].image) : "");
     }
     free(v);
+}
+
+void btr_print_code(const struct btc_trace *t, FILE *out)
+{
+    if (!t->source_files && !t->symbol_code)
+        return;
+    fprintf(out,
+            "\nCode transfer: %llu source files (%llu bytes), code of %llu symbols (%llu bytes)\n",
+            (unsigned long long)t->source_files, (unsigned long long)t->source_file_bytes,
+            (unsigned long long)t->symbol_code, (unsigned long long)t->symbol_code_bytes);
 }

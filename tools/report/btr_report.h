@@ -36,9 +36,11 @@ void btr_stats_print_csv(const struct btr_stats *s, FILE *out, const char *sep);
 void btr_stats_print_table(const struct btr_stats *s, FILE *out);
 
 /* After the zone table: GPU zone statistics per context and source
- * location (btr_gpu_samples.c), and the top functions by CPU samples. */
+ * location (btr_gpu_samples.c), the top functions by CPU samples, and the
+ * source files and symbol code the file holds. */
 void btr_print_gpu(const struct btc_trace *t, FILE *out);
 void btr_print_samples(const struct btc_trace *t, FILE *out, size_t top);
+void btr_print_code(const struct btc_trace *t, FILE *out);
 
 /* Writes the trace's zones as Chrome trace-event JSON (Perfetto opens it):
  * complete events per zone, thread and process names as metadata. */
