@@ -45,11 +45,11 @@ static void fibers(void)
 
 static void gpu(void)
 {
-    struct ___tracy_gpu_new_context_data ctx = {1000, 1.0f, 3, 0, 1};
+    struct ___tracy_gpu_new_context_data ctx = {1000, 1.0f, 3, 1, 1}; /* calibrated */
     ___tracy_emit_gpu_new_context(ctx);
     struct ___tracy_gpu_context_name_data name = {3, "tracyc-gpu", 10};
     ___tracy_emit_gpu_context_name(name);
-    struct ___tracy_gpu_calibration_data cal = {1100, 0, 3};
+    struct ___tracy_gpu_calibration_data cal = {1100, 100, 3}; /* 100 GPU ticks = 100 ns */
     ___tracy_emit_gpu_calibration(cal);
     struct ___tracy_gpu_time_sync_data sync = {1200, 3};
     ___tracy_emit_gpu_time_sync(sync);
@@ -84,11 +84,11 @@ static void gpu(void)
     }
 
     /* the serial forms, on a second context */
-    struct ___tracy_gpu_new_context_data ctx2 = {5000, 1.0f, 4, 0, 1};
+    struct ___tracy_gpu_new_context_data ctx2 = {5000, 1.0f, 4, 1, 1};
     ___tracy_emit_gpu_new_context_serial(ctx2);
     struct ___tracy_gpu_context_name_data name2 = {4, "tracyc-gpu-serial", 17};
     ___tracy_emit_gpu_context_name_serial(name2);
-    struct ___tracy_gpu_calibration_data cal2 = {5100, 0, 4};
+    struct ___tracy_gpu_calibration_data cal2 = {5100, 100, 4};
     ___tracy_emit_gpu_calibration_serial(cal2);
     struct ___tracy_gpu_time_sync_data sync2 = {5200, 4};
     ___tracy_emit_gpu_time_sync_serial(sync2);

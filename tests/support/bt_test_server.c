@@ -814,7 +814,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_GPU_NEW_CONTEXT:
         if (s->gpu_known[p[25]])
             fail(s, "GPU context %u announced twice", p[25]);
-        s->gpu_known[p[25]] = 1;
+        s->gpu_known[p[25]] = 1 | (uint8_t)(p[26] << 1); /* bit 1: calibrated context */
         s->gpu_contexts++;
         break;
     case BT_EV_GPU_CONTEXT_NAME:
@@ -864,9 +864,16 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         s->gpu_times++;
         break;
     case BT_EV_GPU_CALIBRATION:
+        /* upstream's loader asserts that the context was created with the
+         * calibration flag */
+        if (!(s->gpu_known[p[25]] & 2))
+            fail(s, "GpuCalibration on GPU context %u, created without the calibration flag",
+                 p[25]);
         s->gpu_calibrations++;
         break;
     case BT_EV_GPU_TIME_SYNC:
+        if (!s->gpu_known[p[17]])
+            fail(s, "GpuTimeSync on unknown GPU context %u", p[17]);
         s->gpu_time_syncs++;
         break;
     case BT_EV_FIBER_ENTER: {
