@@ -423,9 +423,10 @@ void bt_enc_gpu_zone_begin(struct bt_encoder *e, uint8_t type, int64_t time, uin
 }
 
 void bt_enc_gpu_zone_begin_alloc(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
-                                 uint16_t query, uint8_t context, const void *payload, size_t len)
+                                 uint16_t query, uint8_t context, uint64_t key, const void *payload,
+                                 size_t len)
 {
-    bt_enc_keyed(e, BT_EV_SOURCE_LOCATION_PAYLOAD, 0, payload, len);
+    bt_enc_keyed(e, BT_EV_SOURCE_LOCATION_PAYLOAD, key, payload, len);
     put_gpu_zone_head(e, 16, type, time, thread, query, context);
 }
 

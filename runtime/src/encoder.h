@@ -103,7 +103,8 @@ void bt_enc_lock_shared_release(struct bt_encoder *e, uint32_t id, int64_t time,
 void bt_enc_gpu_zone_begin(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
                            uint16_t query, uint8_t context, uint64_t srcloc);
 void bt_enc_gpu_zone_begin_alloc(struct bt_encoder *e, uint8_t type, int64_t time, uint32_t thread,
-                                 uint16_t query, uint8_t context, const void *payload, size_t len);
+                                 uint16_t query, uint8_t context, uint64_t key, const void *payload,
+                                 size_t len);
 void bt_enc_gpu_zone_end(struct bt_encoder *e, uint8_t type, int64_t time, uint16_t query,
                          uint8_t context);
 void bt_enc_gpu_time(struct bt_encoder *e, int64_t gpu_time, uint16_t query, uint8_t context);

@@ -161,7 +161,8 @@ void bt_gpu_encode(struct bt_encoder *e, const struct bt_slot *slot, int64_t tim
     case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
     case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL:
     case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL:
-        bt_enc_gpu_zone_begin_alloc(e, type, time, slot->u.ev.thread, query, context,
+        /* the payload's key is not read by the server (0, as for CPU zones) */
+        bt_enc_gpu_zone_begin_alloc(e, type, time, slot->u.ev.thread, query, context, 0,
                                     (const void *)(uintptr_t)a, (size_t)c);
         break;
     case BT_EV_GPU_ZONE_END:
