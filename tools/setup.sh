@@ -23,8 +23,8 @@ fi
 packages="
     build-essential cmake ninja-build pkg-config git file binutils
     clang clang-format llvm libclang-rt-dev
-    gcc-riscv64-linux-gnu libc6-dev-riscv64-cross
-    gcc-aarch64-linux-gnu libc6-dev-arm64-cross
+    gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross
+    gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
     qemu-user-static
     libssh-dev libzstd-dev liblz4-dev libcmocka-dev
     openssh-server openssh-client
