@@ -5,6 +5,8 @@
 #define _GNU_SOURCE
 #include "btc_code.h"
 
+#include "btc_disasm.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -121,6 +123,29 @@ static int keep(struct btc_code *c, struct btc_vec *list, uint64_t key, const st
     return BTC_OK;
 }
 
+struct code_walk {
+    struct btc_model *m;
+    int failed;
+};
+
+static int frame_of_insn(void *ctx, uint64_t address, uint64_t target)
+{
+    struct code_walk *w = ctx;
+    if (btcm_query_frame(w->m, address) < 0 || (target && btcm_query_frame(w->m, target) < 0))
+        w->failed = 1;
+    return w->failed;
+}
+
+/* As upstream's server: a frame query per instruction of the code and per
+ * direct jump or call target, so every instruction gets its source line. */
+static int frames_of_code(struct btc_model *m, uint64_t address, const uint8_t *code, size_t len,
+                          char *err, size_t errlen)
+{
+    struct code_walk w = {m, 0};
+    btc_disasm_walk(m->welcome.cpu_arch, code, len, address, frame_of_insn, &w);
+    return w.failed ? btcm_nomem(err, errlen) : BTC_OK;
+}
+
 int btc_code_event(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
 {
     struct btc_code *c = &m->code;
@@ -143,6 +168,8 @@ int btc_code_event(struct btc_model *m, const struct btc_event *ev, char *err, s
             return BTC_OK;
         }
         rc = keep(c, &c->symbols, ev->key, ev);
+        if (rc == BTC_OK)
+            rc = frames_of_code(m, ev->key, ev->data, ev->data_len, err, errlen);
         break;
     case BT_EV_SOURCE_CODE:
     case BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE: {

@@ -26,6 +26,8 @@ struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index);
 int64_t btcm_intern(struct btc_model *m, const char *s, size_t len);
 /* Queues a query to the client (once per type and key). */
 int btcm_query(struct btc_model *m, uint8_t type, uint64_t key);
+/* Asks for the callstack frame at addr unless it is known; -1: no memory. */
+int btcm_query_frame(struct btc_model *m, uint64_t addr);
 /* The same with the query's extra word (SymbolCode: the symbol's size). */
 int btcm_query_extra(struct btc_model *m, uint8_t type, uint64_t key, uint32_t extra);
 /* Queues a query every time (DataTransfer parts repeat), answered by an
