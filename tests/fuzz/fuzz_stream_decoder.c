@@ -37,7 +37,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         atexit(remove_dir);
     }
     have_dir = 1;
-    struct btc_welcome w = {.timer_mul = 1.0, .init_begin = 0, .init_end = 10};
+    /* code transfer on and an x86-64 client: symbol code the input sends
+     * (after a frame asked for it) goes through the instruction decoder */
+    struct btc_welcome w = {.timer_mul = 1.0,
+                            .init_begin = 0,
+                            .init_end = 10,
+                            .exec_time = 1,
+                            .flags = BT_WELCOME_FLAG_CODE_TRANSFER,
+                            .cpu_arch = BT_CPU_ARCH_X64};
     snprintf(w.program, sizeof w.program, "fuzz");
     struct btc_decoder d;
     struct btc_model m;

@@ -356,7 +356,8 @@ size_t btc_x64_length(const uint8_t *p, size_t avail, int64_t *rel, int *is_bran
         imm += n;
     }
     i += imm;
-    return i <= avail ? i : 0;
+    /* the processor refuses anything longer than 15 bytes */
+    return i <= avail && i <= 15 ? i : 0;
 }
 
 static size_t walk_x64(const uint8_t *code, size_t len, uint64_t address, btc_insn_fn fn, void *ctx)
@@ -377,6 +378,11 @@ static size_t walk_x64(const uint8_t *code, size_t len, uint64_t address, btc_in
     return n;
 }
 
+static int64_t sign_extend(uint32_t v, unsigned bits)
+{
+    return (v >> (bits - 1)) & 1 ? (int64_t)v - ((int64_t)1 << bits) : (int64_t)v;
+}
+
 static size_t walk_arm64(const uint8_t *code, size_t len, uint64_t address, btc_insn_fn fn,
                          void *ctx)
 {
@@ -385,9 +391,9 @@ static size_t walk_arm64(const uint8_t *code, size_t len, uint64_t address, btc_
         uint32_t insn = bt_wire_get_u32(code + off);
         uint64_t at = address + off, target = 0;
         if ((insn & 0x7C000000) == 0x14000000) /* B, BL: imm26 */
-            target = at + (uint64_t)(((int64_t)(insn & 0x3FFFFFF) << 38) >> 38) * 4;
+            target = at + 4 * (uint64_t)sign_extend(insn & 0x3FFFFFF, 26);
         else if ((insn & 0xFF000010) == 0x54000000) /* B.cond: imm19 */
-            target = at + (uint64_t)(((int64_t)(insn >> 5 & 0x7FFFF) << 45) >> 45) * 4;
+            target = at + 4 * (uint64_t)sign_extend(insn >> 5 & 0x7FFFF, 19);
         n++;
         if (fn(ctx, at, target))
             break;
