@@ -41,10 +41,8 @@ void bt_code_init(struct bt_code *c, int enabled, uint64_t exec_time)
 static void data_clear(struct bt_code *c)
 {
     free(c->data);
-    free(c->image);
-    c->data = c->image = NULL;
+    c->data = NULL;
     c->data_size = c->data_len = 0;
-    c->data_refused = 0;
 }
 
 void bt_code_free(struct bt_code *c)
@@ -136,25 +134,16 @@ static int file_offered(const struct bt_code *c, const char *name)
 
 void bt_code_data_transfer(struct bt_code *c, struct bt_encoder *e, uint64_t size)
 {
-    /* A transfer while one is held: that one was the image name. */
-    if (c->data) {
-        free(c->image);
-        c->image = c->data;
-        c->data = NULL;
-    }
-    c->data_len = 0;
-    c->data_refused = size == 0 || size > BT_CODE_NAME_MAX;
-    if (!c->data_refused) {
+    /* a transfer while one is held: that one was the image name */
+    data_clear(c);
+    if (size > 0 && size <= BT_CODE_NAME_MAX && (c->data = calloc(1, (size_t)size + 12)))
         c->data_size = (size_t)size;
-        c->data = calloc(1, c->data_size + 12);
-        c->data_refused = c->data == NULL;
-    }
     bt_enc_simple(e, BT_EV_ACK_SERVER_QUERY_NOOP);
 }
 
 void bt_code_data_part(struct bt_code *c, struct bt_encoder *e, uint64_t bytes, uint32_t extra)
 {
-    if (c->data && c->data_len + 12 <= c->data_size + 12) {
+    if (c->data && c->data_len <= c->data_size) { /* the buffer has 12 bytes to spare */
         uint8_t part[12];
         bt_wire_put_u64(part, bytes);
         bt_wire_put_u32(part + 8, extra);
@@ -235,7 +224,7 @@ void bt_code_source_code(struct bt_code *c, struct bt_encoder *e, uint32_t id)
 {
     char *text = NULL;
     size_t len = 0;
-    if (c->data && !c->data_refused) {
+    if (c->data) {
         c->data[c->data_size - 1] = 0; /* the size counts the NUL */
         text = read_source(c, c->data, &len);
     }

@@ -32,12 +32,13 @@ struct bt_code {
     size_t symbol_cap, symbol_count;
     char **files; /* NULL: empty slot */
     size_t file_cap, file_count;
-    /* The DataTransfer in progress and the one before it (the image name,
-     * when the capture sends two in a row). */
-    char *data, *image;
+    /* The name of the DataTransfer in progress; NULL when none arrived or
+     * it was refused (too long), which makes the SourceCode query refused.
+     * A transfer before it (the image name, when two come in a row) is
+     * dropped: the runtime reads only the file's own name. */
+    char *data;
     size_t data_size, data_len;
-    int data_refused; /* too long: the next SourceCode query is refused */
-    int pipe[2];      /* for copying symbol code without faulting */
+    int pipe[2]; /* for copying symbol code without faulting */
 };
 
 /* enabled: the welcome carries the CodeTransfer flag. */
