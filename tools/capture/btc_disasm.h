@@ -23,8 +23,8 @@ size_t btc_disasm_walk(uint8_t cpu_arch, const uint8_t *code, size_t len, uint64
                        btc_insn_fn fn, void *ctx);
 
 /* The length of the x86-64 instruction at p (at most avail bytes), 0 when
- * it is none or runs past avail; *target gets a direct branch's target
- * (relative to the instruction's end: add the address of the next one). */
+ * it is none or runs past avail. For a direct jump or call, *is_branch is
+ * set and *rel is its displacement from the instruction's end. */
 size_t btc_x64_length(const uint8_t *p, size_t avail, int64_t *rel, int *is_branch);
 
 #endif
