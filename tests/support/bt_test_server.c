@@ -1382,3 +1382,39 @@ int bt_ts_saw_text(const struct bt_test_server *s, const char *text)
             return 1;
     return 0;
 }
+
+int bt_ts_sink_write(void *ctx, const void *data, size_t len)
+{
+    struct bt_ts_sink *s = ctx;
+    if (s->len + len > s->cap) {
+        size_t cap = (s->len + len) * 2;
+        uint8_t *p = realloc(s->data, cap);
+        if (!p)
+            return -1;
+        s->data = p;
+        s->cap = cap;
+    }
+    memcpy(s->data + s->len, data, len);
+    s->len += len;
+    s->writes++;
+    return 0;
+}
+
+uint8_t *bt_ts_read_file(const char *dir, const char *name, size_t *len)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    uint8_t *buf = NULL;
+    long size = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+    if (size >= 0 && fseek(f, 0, SEEK_SET) == 0 && (buf = malloc((size_t)size + 1)) &&
+        fread(buf, 1, (size_t)size, f) != (size_t)size) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    *len = buf ? (size_t)size : 0;
+    return buf;
+}

@@ -144,6 +144,17 @@ struct bt_test_server {
     void *tap_ctx;
 };
 
+/* An encoder's output kept in memory (bt_encoder_write_fn over it). */
+struct bt_ts_sink {
+    uint8_t *data;
+    size_t len, cap;
+    size_t writes; /* calls: one per frame the encoder flushed */
+};
+int bt_ts_sink_write(void *ctx, const void *data, size_t len);
+
+/* The whole of dir/name, malloc'd (*len: its size); NULL if unreadable. */
+uint8_t *bt_ts_read_file(const char *dir, const char *name, size_t *len);
+
 /* Connects to addr:port (IPv4 or IPv6 literal), retrying for timeout_ms. */
 int bt_ts_connect(struct bt_test_server *s, const char *addr, uint16_t port, int timeout_ms);
 /* Sends shibboleth + version; returns the handshake status byte, or -1. On

@@ -22,17 +22,9 @@ static const char *full_dir;
 
 static uint8_t *read_file(const char *name, size_t *len)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", full_dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(*len);
-    assert_int_equal(fread(buf, 1, *len, f), *len);
-    fclose(f);
+    uint8_t *buf = bt_ts_read_file(full_dir, name, len);
+    if (!buf)
+        fail_msg("cannot read %s/%s", full_dir, name);
     return buf;
 }
 

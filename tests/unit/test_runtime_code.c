@@ -24,23 +24,6 @@
 #include "encoder.h"
 #include "runtime.h"
 
-struct sink {
-    uint8_t *data;
-    size_t len, cap;
-};
-
-static int sink_write(void *ctx, const void *data, size_t len)
-{
-    struct sink *s = ctx;
-    if (s->len + len > s->cap) {
-        s->cap = (s->len + len) * 2;
-        s->data = realloc(s->data, s->cap);
-    }
-    memcpy(s->data + s->len, data, len);
-    s->len += len;
-    return 0;
-}
-
 /* The answers of one exchange, decoded. */
 struct answer {
     uint8_t type; /* the last counted reply */
@@ -97,7 +80,7 @@ static void on_event(void *ctx, const uint8_t *ev, size_t size, int64_t time)
 }
 
 static struct bt_encoder enc;
-static struct sink out;
+static struct bt_ts_sink out;
 static struct bt_code code;
 /* The frames form one LZ4 stream: one decoder for the whole exchange. */
 static struct bt_ts_decoder dec;
@@ -105,7 +88,7 @@ static struct bt_ts_decoder dec;
 static void start(int enabled, uint64_t exec_time, struct answer *a)
 {
     memset(&out, 0, sizeof(out));
-    assert_int_equal(bt_encoder_init(&enc, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&enc, bt_ts_sink_write, &out), 0);
     assert_int_equal(bt_ts_decoder_init(&dec, on_event, a), 0);
     bt_code_init(&code, enabled, exec_time);
 }

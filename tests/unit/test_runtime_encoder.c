@@ -22,26 +22,6 @@
 #include "encoder.h"
 #include "runtime.h"
 
-struct sink {
-    uint8_t *data;
-    size_t len, cap;
-    size_t frames;
-    size_t largest_raw;
-};
-
-static int sink_write(void *ctx, const void *data, size_t len)
-{
-    struct sink *s = ctx;
-    if (s->len + len > s->cap) {
-        s->cap = (s->len + len) * 2;
-        s->data = realloc(s->data, s->cap);
-    }
-    memcpy(s->data + s->len, data, len);
-    s->len += len;
-    s->frames++;
-    return 0;
-}
-
 struct seen {
     uint8_t type[64];
     int64_t time[64];
@@ -62,7 +42,7 @@ static void on_event(void *ctx, const uint8_t *ev, size_t size, int64_t time)
     s->total++;
 }
 
-static void decode(const struct sink *out, struct seen *seen)
+static void decode(const struct bt_ts_sink *out, struct seen *seen)
 {
     struct bt_ts_decoder d;
     assert_int_equal(bt_ts_decoder_init(&d, on_event, seen), 0);
@@ -80,9 +60,9 @@ static void decode(const struct sink *out, struct seen *seen)
 static void zone_times_pick_the_compact_form_at_each_boundary(void **state)
 {
     (void)state;
-    struct sink out = {0};
+    struct bt_ts_sink out = {0};
     struct bt_encoder e;
-    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&e, bt_ts_sink_write, &out), 0);
     bt_enc_thread_context(&e, 7);
     const int64_t times[] = {0,
                              65535,
@@ -109,9 +89,9 @@ static void zone_times_pick_the_compact_form_at_each_boundary(void **state)
 static void a_thread_switch_resets_the_thread_reference(void **state)
 {
     (void)state;
-    struct sink out = {0};
+    struct bt_ts_sink out = {0};
     struct bt_encoder e;
-    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&e, bt_ts_sink_write, &out), 0);
     bt_enc_thread_context(&e, 1);
     bt_enc_zone_begin(&e, 5000000000ll, 1, 0);
     bt_enc_thread_context(&e, 1); /* same thread: nothing sent */
@@ -137,9 +117,9 @@ static void staged_strings_use_the_short_and_long_forms(void **state)
     (void)state;
     static char text[300];
     memset(text, 'x', sizeof(text));
-    struct sink out = {0};
+    struct bt_ts_sink out = {0};
     struct bt_encoder e;
-    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&e, bt_ts_sink_write, &out), 0);
     bt_enc_staged_string(&e, 0, text, 255);
     bt_enc_staged_string(&e, 1, text, 256);
     bt_enc_staged_string(&e, 0, text, 300);
@@ -163,9 +143,9 @@ static void long_streams_stay_in_frames_without_straddling(void **state)
     (void)state;
     static char text[5000];
     memset(text, 'y', sizeof(text));
-    struct sink out = {0};
+    struct bt_ts_sink out = {0};
     struct bt_encoder e;
-    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&e, bt_ts_sink_write, &out), 0);
     bt_enc_thread_context(&e, 3);
     const int n = 20000;
     for (int i = 0; i < n; i++) {
@@ -175,7 +155,7 @@ static void long_streams_stay_in_frames_without_straddling(void **state)
     }
     assert_int_equal(bt_encoder_flush(&e), 0);
     bt_encoder_free(&e);
-    assert_true(out.frames > 100); /* ~50 MB raw: many frames, chained LZ4 */
+    assert_true(out.writes > 100); /* ~50 MB raw: many frames, chained LZ4 */
     struct seen seen = {0};
     decode(&out, &seen); /* fails on a straddling event or a bad block */
     assert_int_equal(seen.total, 1 + 4ull * n);
@@ -326,9 +306,9 @@ static int ends_with(const char *s, const char *suffix)
 static void a_frame_answer_names_function_file_and_line(void **state)
 {
     (void)state;
-    struct sink out = {0};
+    struct bt_ts_sink out = {0};
     struct bt_encoder e;
-    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&e, bt_ts_sink_write, &out), 0);
     uint64_t frames[4];
     assert_true(capture_here(frames) >= 1);
     struct bt_code code;

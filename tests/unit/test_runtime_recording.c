@@ -74,23 +74,6 @@ static void decode_frames(const uint8_t *p, size_t n, struct event_list *out)
     bt_ts_decoder_free(&d);
 }
 
-struct sink {
-    uint8_t *data;
-    size_t len, cap;
-};
-
-static int sink_write(void *ctx, const void *data, size_t len)
-{
-    struct sink *s = ctx;
-    if (s->len + len > s->cap) {
-        s->cap = (s->len + len) * 2;
-        s->data = realloc(s->data, s->cap);
-    }
-    memcpy(s->data + s->len, data, len);
-    s->len += len;
-    return 0;
-}
-
 /* Pending pieces of multi-event constructs, as upstream stages them. */
 struct staged {
     char single[65536];
@@ -395,19 +378,12 @@ static void reencode(struct bt_encoder *e, struct staged *st, const struct event
     }
 }
 
+/* The recording's file name of dir, which must be there. */
 static uint8_t *read_file(const char *dir, const char *name, size_t *len)
 {
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/%s", dir, name);
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        fail_msg("cannot open %s", path);
-    fseek(f, 0, SEEK_END);
-    *len = (size_t)ftell(f);
-    fseek(f, 0, SEEK_SET);
-    uint8_t *buf = malloc(*len);
-    assert_int_equal(fread(buf, 1, *len, f), *len);
-    fclose(f);
+    uint8_t *buf = bt_ts_read_file(dir, name, len);
+    if (!buf)
+        fail_msg("cannot read %s/%s", dir, name);
     return buf;
 }
 
@@ -423,9 +399,9 @@ static struct staged *reencode_recording(const char *dir, size_t min_events)
     decode_frames(rec + head, len - head, &upstream);
     assert_true(upstream.count > min_events);
 
-    struct sink out = {0};
+    struct bt_ts_sink out = {0};
     struct bt_encoder e;
-    assert_int_equal(bt_encoder_init(&e, sink_write, &out), 0);
+    assert_int_equal(bt_encoder_init(&e, bt_ts_sink_write, &out), 0);
     static struct staged st;
     memset(&st, 0, sizeof(st));
     for (size_t i = 0; i < upstream.count; i++)
