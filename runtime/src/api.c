@@ -585,10 +585,18 @@ int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller)
     depth = clamp_depth(depth);
     int nframes = depth > 0 ? bt_callstack_capture(frames, depth, caller) : 0;
     unsigned extra = ((unsigned)nframes + BT_SLOT_FRAMES - 1) / BT_SLOT_FRAMES;
+    /* counted before the slot and before any later record of the ring, so
+     * the worker that sees those records sees the count (worker.c, drain) */
+    int fiber = ev->kind == BT_SLOT_FIBER_ENTER || ev->kind == BT_SLOT_FIBER_LEAVE;
+    if (fiber && t)
+        atomic_fetch_add_explicit(&t->fiber_emitted, 1, memory_order_release);
     uint64_t pos;
     struct bt_slot *s = serial_reserve(1 + extra, &pos);
-    if (!s)
+    if (!s) {
+        if (fiber && t)
+            atomic_fetch_sub_explicit(&t->fiber_emitted, 1, memory_order_release);
         return 0;
+    }
     struct bt_serial *q = &bt_rt.serial;
     s->u.ev.kind = ev->kind;
     s->u.ev.sub = ev->sub;

@@ -115,6 +115,11 @@ struct bt_thread {
     _Alignas(64) _Atomic uint64_t head;
     _Alignas(64) _Atomic uint64_t tail;
     _Atomic int retired;
+    /* Fiber events this thread put in the serial queue, and (worker only)
+     * those the worker has sent: while they differ, the worker sends this
+     * ring only up to the next fiber event's position (worker.c, drain). */
+    _Atomic uint32_t fiber_emitted;
+    uint32_t fiber_sent;
     struct bt_thread *next; /* guarded by bt_rt.mutex */
 };
 

@@ -386,19 +386,17 @@ static size_t drain_thread_to(struct session *s, struct bt_thread *t, uint64_t l
     return (size_t)(tail - first);
 }
 
-static size_t drain_thread(struct session *s, struct bt_thread *t, int discard)
-{
-    return drain_thread_to(s, t, atomic_load_explicit(&t->head, memory_order_acquire), discard);
-}
-
-/* Before a fiber event of thread `tid`: what that thread put in its ring
- * before the event goes first (the ring of an ended thread may be gone:
- * then it was empty). */
-static void drain_thread_before(struct session *s, size_t n, uint32_t tid, uint64_t ring_pos)
+/* A fiber event of thread `tid` taken from the serial queue: unless it is
+ * discarded, what that thread put in its ring before the event goes first
+ * (the ring of an ended thread may be gone: then it was empty). */
+static void fiber_event_taken(struct session *s, size_t n, uint32_t tid, uint64_t ring_pos,
+                              int discard)
 {
     for (size_t i = 0; i < n; i++)
         if (s->snapshot[i]->tid == tid) {
-            drain_thread_to(s, s->snapshot[i], ring_pos, 0);
+            if (!discard)
+                drain_thread_to(s, s->snapshot[i], ring_pos, 0);
+            s->snapshot[i]->fiber_sent++;
             return;
         }
 }
@@ -445,15 +443,17 @@ static size_t drain_serial(struct session *s, uint64_t limit, size_t nthreads, i
         if (!slot)
             break;
         did += (1u + slot->u.ev.extra) * sizeof(struct bt_slot);
+        uint8_t kind = slot->u.ev.kind;
+        uint32_t thread = slot->u.ev.thread;
+        int fiber = kind == BT_SLOT_FIBER_ENTER || kind == BT_SLOT_FIBER_LEAVE;
+        if (fiber)
+            fiber_event_taken(s, nthreads, thread, slot->u.ev.ring_pos, discard);
         if (discard) {
             free(slot_copy(slot));
             bt_serial_release(q, slot);
             continue;
         }
-        uint8_t kind = slot->u.ev.kind;
-        uint32_t thread = slot->u.ev.thread;
-        if (kind == BT_SLOT_FIBER_ENTER || kind == BT_SLOT_FIBER_LEAVE) {
-            drain_thread_before(s, nthreads, thread, slot->u.ev.ring_pos);
+        if (fiber) {
             bt_enc_thread_context(e, thread);
             if (kind == BT_SLOT_FIBER_ENTER) {
                 key_set_add(&s->strings, slot->u.ev.a);
@@ -613,8 +613,18 @@ static size_t drain(struct session *s, int discard)
      * where it was emitted before itself; the rest of the rings follow. */
     size_t n = snapshot_threads(s);
     size_t did = drain_serial(s, limit, n, discard);
-    for (size_t i = 0; i < n; i++)
-        did += drain_thread(s, s->snapshot[i], discard);
+    for (size_t i = 0; i < n; i++) {
+        struct bt_thread *t = s->snapshot[i];
+        /* head first: records seen there were written after the counts of
+         * the fiber events before them. One of those not taken yet (beyond
+         * the limit, or not yet committed): the ring waits for it, as its
+         * records after the event must follow the event. */
+        uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
+        if (!discard &&
+            atomic_load_explicit(&t->fiber_emitted, memory_order_acquire) != t->fiber_sent)
+            continue;
+        did += drain_thread_to(s, t, head, discard);
+    }
     if (did)
         bt_space_signal();
     return did;
