@@ -504,6 +504,96 @@ static int check_order(void *ctx, const struct btc_trace *t, const struct btc_re
     return 0;
 }
 
+/* A staged second string (a subframe's file name). */
+static size_t staged_second(uint8_t *p, const char *text)
+{
+    size_t n = staged(p, text);
+    p[0] = BT_EV_SECOND_STRING_DATA8;
+    return n;
+}
+
+static size_t callstack_payload(uint8_t *p, const uint64_t *addrs, unsigned n)
+{
+    p[0] = BT_EV_CALLSTACK_PAYLOAD;
+    bt_wire_put_u64(p + 1, 0x7000);
+    size_t at = 9, len = 8 * (size_t)n;
+    if (bt_wire_event_has_long_length(BT_EV_CALLSTACK_PAYLOAD)) {
+        bt_wire_put_u32(p + at, (uint32_t)len);
+        at += 4;
+    } else {
+        bt_wire_put_u16(p + at, (uint16_t)len);
+        at += 2;
+    }
+    for (unsigned i = 0; i < n; i++)
+        bt_wire_put_u64(p + at + 8 * i, addrs[i]);
+    return at + len;
+}
+
+static size_t frame_size(uint8_t *p, uint64_t addr, uint8_t subframes)
+{
+    size_t n = staged(p, "/usr/bin/app");
+    p[n] = BT_EV_CALLSTACK_FRAME_SIZE;
+    bt_wire_put_u64(p + n + 1, addr);
+    p[n + 9] = subframes;
+    return n + 10;
+}
+
+static size_t subframe(uint8_t *p, const char *name, const char *file, uint32_t line, uint64_t sym)
+{
+    size_t n = staged(p, name);
+    n += staged_second(p + n, file);
+    p[n] = BT_EV_CALLSTACK_FRAME;
+    bt_wire_put_u32(p + n + 1, line);
+    bt_wire_put_u64(p + n + 5, sym);
+    bt_wire_put_u32(p + n + 13, 64);
+    return n + 17;
+}
+
+/* Frames go to the frame spool as their last subframe arrives: a resolved
+ * frame is written with its subframes (an intrinsic header's innermost one
+ * dropped, as upstream does), one cut short or never answered as unknown,
+ * each once; an answer nobody asked for is an error. */
+static void callstack_frames_are_written_once_each(void **state)
+{
+    (void)state;
+    uint8_t b[1024], out[16 * BT_QUERY_SIZE];
+    const uint64_t addrs[3] = {0x1000, 0x2000, 0x3000};
+    size_t n = callstack_payload(b, addrs, 3);
+    n += callstack_payload(b + n, addrs, 2); /* the same frames: no new queries */
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(btc_model_take_queries(&model, out, 16), 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(out[i * BT_QUERY_SIZE], BT_QUERY_CALLSTACK_FRAME);
+        assert_int_equal(bt_wire_get_u64(out + i * BT_QUERY_SIZE + 1), addrs[i]);
+    }
+    n = frame_size(b, 0x1000, 3);
+    n += subframe(b + n, "_mm_add_ps", "/usr/lib/gcc/include/xmmintrin.h", 5, 0);
+    n += subframe(b + n, "inlined", "/src/a.c", 10, 0x900);
+    n += subframe(b + n, "outer", "/src/a.c", 20, 0x800);
+    assert_int_equal(feed(b, n), 0);
+    n = frame_size(b, 0x1000, 1);
+    assert_int_equal(feed(b, n), BTC_ERR_PROTOCOL);
+    assert_non_null(strstr(err, "answer for frame 0x1000, which was not asked for"));
+    n = frame_size(b, 0x2000, 2);
+    n += subframe(b + n, "cut", "/src/b.c", 30, 0x700);
+    assert_int_equal(feed(b, n), 0);
+    assert_int_equal(btc_model_outstanding(&model), 1 + 3); /* frame 0x3000, three symbols */
+    assert_int_equal(btc_model_complete(&model, &dec), 0);
+
+    char path[] = "/tmp/bt-model-frames-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
+                     0);
+    struct btc_trace t;
+    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(t.callstacks, 2);
+    assert_int_equal(t.callstack_frames, 3);
+    btc_trace_free(&t);
+    unlink(path);
+}
+
 /* Messages of two threads that arrive out of time order are written in
  * time order, each thread keeping its own; in-order ones stream as they are. */
 static void messages_are_written_in_time_order(void **state)
@@ -582,6 +672,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(fibers_keep_their_own_zone_stacks, setup, teardown),
         cmocka_unit_test_setup_teardown(cpu_usage_topology_and_pids_are_written, setup, teardown),
         cmocka_unit_test_setup_teardown(messages_are_written_in_time_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(callstack_frames_are_written_once_each, setup, teardown),
         cmocka_unit_test_setup_teardown(hardware_samples_and_power_are_written, setup, teardown),
         cmocka_unit_test_setup_teardown(sections_are_written, setup, teardown),
     };

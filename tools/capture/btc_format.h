@@ -5,14 +5,15 @@
 
 #include <stdint.h>
 
-#define BTC_FILE_MAGIC_SIZE    4u
-#define BTC_FILE_COMPRESS_LZ4  0u
-#define BTC_FILE_COMPRESS_ZSTD 1u
-#define BTC_FILE_BLOCK_SIZE    65536u
-#define BTC_FILE_ZSTD_LEVEL    3
-#define BTC_FILE_HEADER_SIZE   8u    /* "tracy", major, minor, patch */
-#define BTC_FILE_NAME_MAX      1024u /* capture name, program, host info: len < this */
-#define BTC_FILE_PER_CPU_SLOTS 256u
+#define BTC_FILE_MAGIC_SIZE      4u
+#define BTC_FILE_COMPRESS_LZ4    0u
+#define BTC_FILE_COMPRESS_ZSTD   1u
+#define BTC_FILE_BLOCK_SIZE      65536u
+#define BTC_FILE_ZSTD_LEVEL      3
+#define BTC_FILE_ZSTD_WINDOW_LOG 19
+#define BTC_FILE_HEADER_SIZE     8u    /* "tracy", major, minor, patch */
+#define BTC_FILE_NAME_MAX        1024u /* capture name, program, host info: len < this */
+#define BTC_FILE_PER_CPU_SLOTS   256u
 
 static const uint8_t btc_file_magic[BTC_FILE_MAGIC_SIZE] = {0x74, 0x72, 0xFD, 0x50};
 static const uint8_t btc_file_header[5] = {'t', 'r', 'a', 'c', 'y'};

@@ -65,13 +65,6 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     btc_map_init(&m->pool_index);
     btc_vec_init(&m->locks, sizeof(struct btc_lock));
     btc_map_init(&m->lock_index);
-    btc_strtab_init(&m->callstacks);
-    btc_vec_init(&m->cs_frames, sizeof(struct btc_cs_frame));
-    btc_map_init(&m->cs_frame_index);
-    btc_vec_init(&m->subframes, sizeof(struct btc_subframe));
-    m->staging_frame = -1;
-    btc_vec_init(&m->symbols, sizeof(struct btc_symbol));
-    btc_map_init(&m->symbol_index);
     btc_vec_init(&m->app_info, sizeof(uint32_t));
     m->systime_plot = -1;
     btc_vec_init(&m->cpus, sizeof(struct btc_cpu));
@@ -87,7 +80,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     m->gpu.zones.fd = m->samples.spool.fd = -1;
     m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;
     m->frame_images.data.raw.fd = m->code.data.raw.fd = m->hw_samples.spool.fd = -1;
-    m->sections.spool.fd = -1;
+    m->sections.spool.fd = m->callstacks.frames.raw.fd = -1;
 
     /* The default frame set and the default memory pool always exist. */
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
@@ -116,7 +109,8 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         (rc = btc_code_init(&m->code, (w->flags & BT_WELCOME_FLAG_CODE_TRANSFER) != 0, spool_dir,
                             err, errlen)) ||
         (rc = btc_hw_samples_init(&m->hw_samples, spool_dir, err, errlen)) ||
-        (rc = btc_sections_init(&m->sections, spool_dir, err, errlen)))
+        (rc = btc_sections_init(&m->sections, spool_dir, err, errlen)) ||
+        (rc = btc_callstacks_init(&m->callstacks, spool_dir, err, errlen)))
         return rc;
     return BTC_OK;
 }
@@ -151,12 +145,7 @@ void btc_model_free(struct btc_model *m)
     btc_map_free(&m->pool_index);
     btc_vec_free(&m->locks);
     btc_map_free(&m->lock_index);
-    btc_strtab_free(&m->callstacks);
-    btc_vec_free(&m->cs_frames);
-    btc_map_free(&m->cs_frame_index);
-    btc_vec_free(&m->subframes);
-    btc_vec_free(&m->symbols);
-    btc_map_free(&m->symbol_index);
+    btc_callstacks_free(&m->callstacks);
     btc_vec_free(&m->app_info);
     btc_vec_free(&m->cpus);
     btc_map_free(&m->tid_pid);
@@ -188,6 +177,9 @@ void btc_model_set_budget(struct btc_model *m, int64_t budget)
 }
 
 /* ---- queries ---------------------------------------------------------- */
+
+/* Queued and pending queries kept allocated once all are answered. */
+#define TRANSIENT_KEEP 4096
 
 static int enqueue(struct btc_model *m, uint8_t type, uint64_t ptr, uint32_t extra)
 {
@@ -224,8 +216,13 @@ static int query(struct btc_model *m, uint8_t type, uint64_t ptr)
 /* Marks the answer to (type, ptr) received; returns whether it was asked. */
 static int answered(struct btc_model *m, uint8_t type, uint64_t ptr)
 {
-    if (!btc_map_remove(&m->pending[type], ptr))
+    struct btc_map *pending = &m->pending[type];
+    if (!btc_map_remove(pending, ptr))
         return 0;
+    /* A burst of queries (every instruction of the code received) leaves a
+     * large empty table behind: give it back. */
+    if (pending->len == 0 && pending->cap > TRANSIENT_KEEP)
+        btc_map_free(pending);
     m->budget++;
     return 1;
 }
@@ -238,6 +235,8 @@ static int queue_pop(struct btc_query_queue *q, struct btc_query *out)
     if (q->head == q->items.len) {
         q->head = 0;
         q->items.len = 0;
+        if (q->items.cap > TRANSIENT_KEEP)
+            btc_vec_free(&q->items);
     }
     return 1;
 }
@@ -262,12 +261,12 @@ uint64_t btc_model_outstanding(const struct btc_model *m)
     uint64_t n = 0;
     for (int i = 0; i < BT_QUERY_COUNT; i++)
         n += m->pending[i].len;
-    return n + m->code.transfers_pending + m->code.symbols_pending;
+    return n + m->callstacks.frames_asked + m->code.transfers_pending + m->code.symbols_pending;
 }
 
 int btc_model_complete(const struct btc_model *m, const struct btc_decoder *d)
 {
-    if (!m->terminated || btc_model_outstanding(m) || m->staging_frame >= 0)
+    if (!m->terminated || btc_model_outstanding(m) || m->callstacks.staging)
         return 0;
     if (d && (d->has_single || d->has_second))
         return 0;
@@ -1105,159 +1104,6 @@ static int lock_event(struct btc_model *m, const struct btc_event *ev, char *err
     return BTC_OK;
 }
 
-/* ---- callstacks and symbols ------------------------------------------- */
-
-static int callstack_payload(struct btc_model *m, const struct btc_event *ev, char *err,
-                             size_t errlen)
-{
-    if (ev->data_len % 8 || !ev->data_len || ev->data_len / 8 > 65535)
-        return failf(ev, err, errlen, "callstack payload of %zu bytes, expected a multiple of 8",
-                     ev->data_len);
-    size_t before = btc_strtab_count(&m->callstacks);
-    int64_t ci = btc_strtab_intern(&m->callstacks, (const char *)ev->data, ev->data_len);
-    if (ci < 0)
-        return nomem(err, errlen);
-    m->last_callstack = (uint32_t)ci + 1;
-    if ((size_t)ci != before)
-        return BTC_OK;
-    for (size_t i = 0; i < ev->data_len / 8; i++)
-        if (btcm_query_frame(m, bt_wire_get_u64(ev->data + 8 * i)) < 0)
-            return nomem(err, errlen);
-    return BTC_OK;
-}
-
-int btcm_query_frame(struct btc_model *m, uint64_t addr)
-{
-    if (btc_map_get(&m->cs_frame_index, addr))
-        return 0;
-    struct btc_cs_frame *f = btc_vec_push(&m->cs_frames);
-    if (!f)
-        return -1;
-    f->addr = addr;
-    f->image = -1;
-    if (btc_map_put(&m->cs_frame_index, addr, m->cs_frames.len - 1) < 0 ||
-        query(m, BT_QUERY_CALLSTACK_FRAME, addr) < 0)
-        return -1;
-    return 0;
-}
-
-static int callstack_frame_size(struct btc_model *m, const struct btc_event *ev, char *err,
-                                size_t errlen)
-{
-    uint64_t ptr = bt_wire_get_u64(ev->p + 1);
-    unsigned n = ev->p[9];
-    if (m->staging_frame >= 0)
-        return failf(ev, err, errlen,
-                     "frame 0x%" PRIx64 " announced before the previous "
-                     "frame's %u subframes arrived",
-                     ptr, m->staging_left);
-    if (!answered(m, BT_QUERY_CALLSTACK_FRAME, ptr))
-        return failf(ev, err, errlen, "answer for frame 0x%" PRIx64 ", which was not asked for",
-                     ptr);
-    if (n == 0)
-        return failf(ev, err, errlen, "frame 0x%" PRIx64 " with 0 subframes, expected 1..255", ptr);
-    uint64_t *fi = btc_map_get(&m->cs_frame_index, ptr);
-    struct btc_cs_frame *f = btc_vec_at(&m->cs_frames, (size_t)*fi);
-    int64_t img = intern(m, ev->str1, ev->str1_len);
-    if (img < 0)
-        return nomem(err, errlen);
-    f->image = img;
-    f->first = (uint32_t)m->subframes.len;
-    f->n = n;
-    m->staging_frame = (int64_t)*fi;
-    m->staging_left = n;
-    return BTC_OK;
-}
-
-static int ends_with(const char *s, size_t n, const char *suffix)
-{
-    size_t k = strlen(suffix);
-    return n >= k && memcmp(s + n - k, suffix, k) == 0;
-}
-
-/* Inlined code of compiler intrinsics and of the C++ atomics headers, which
- * upstream's server drops when it is the innermost of several subframes
- * (the function that used it is the line worth showing). */
-static int skipped_subframe_file(const char *file, size_t n)
-{
-    if (ends_with(file, n, "/include/arm_neon.h") || ends_with(file, n, "/bits/atomic_base.h") ||
-        ends_with(file, n, "/atomic"))
-        return 1;
-    if (!ends_with(file, n, "intrin.h"))
-        return 0;
-    size_t base = n;
-    while (base > 0 && file[base - 1] != '/')
-        base--;
-    return base >= 9 && memcmp(file + base - 9, "/include/", 9) == 0;
-}
-
-static int callstack_frame(struct btc_model *m, const struct btc_event *ev, char *err,
-                           size_t errlen)
-{
-    if (m->staging_frame < 0)
-        return failf(ev, err, errlen, "subframe without a CallstackFrameSize before it");
-    struct btc_cs_frame *f = btc_vec_at(&m->cs_frames, (size_t)m->staging_frame);
-    if (m->staging_left > 1 && m->staging_left == f->n &&
-        skipped_subframe_file(ev->str2, ev->str2_len)) {
-        f->n--;
-        m->staging_left--;
-        return BTC_OK;
-    }
-    struct btc_subframe *s = btc_vec_push(&m->subframes);
-    int64_t name = intern(m, ev->str1, ev->str1_len);
-    int64_t file = intern(m, ev->str2, ev->str2_len);
-    if (!s || name < 0 || file < 0)
-        return nomem(err, errlen);
-    s->name = (uint32_t)name;
-    s->file = (uint32_t)file;
-    s->line = bt_wire_get_u32(ev->p + 1);
-    s->sym_addr = bt_wire_get_u64(ev->p + 5);
-    if (btc_code_source(m, file, f->image) < 0)
-        return nomem(err, errlen);
-    uint32_t sym_len = bt_wire_get_u32(ev->p + 13);
-    if (s->sym_addr && !btc_map_get(&m->symbol_index, s->sym_addr)) {
-        struct btc_symbol *y = btc_vec_push(&m->symbols);
-        if (!y)
-            return nomem(err, errlen);
-        y->addr = s->sym_addr;
-        y->name = s->name + 1;
-        y->image = (uint32_t)f->image + 1;
-        y->call_file = s->file + 1;
-        y->call_line = s->line;
-        y->size = sym_len & 0xFFFFFF;
-        y->is_inline = m->staging_left > 1; /* all but the last subframe are inlined */
-        if (btc_map_put(&m->symbol_index, y->addr, m->symbols.len - 1) < 0 ||
-            query(m, BT_QUERY_SYMBOL, y->addr) < 0)
-            return nomem(err, errlen);
-    }
-    if (--m->staging_left == 0) {
-        f->resolved = 1;
-        m->staging_frame = -1;
-    }
-    return BTC_OK;
-}
-
-static int symbol_information(struct btc_model *m, const struct btc_event *ev, char *err,
-                              size_t errlen)
-{
-    uint64_t addr = bt_wire_get_u64(ev->p + 5);
-    if (!answered(m, BT_QUERY_SYMBOL, addr))
-        return failf(ev, err, errlen, "answer for symbol 0x%" PRIx64 ", which was not asked for",
-                     addr);
-    uint64_t *si = btc_map_get(&m->symbol_index, addr);
-    struct btc_symbol *y = btc_vec_at(&m->symbols, (size_t)*si);
-    int64_t file = intern(m, ev->str1, ev->str1_len);
-    if (file < 0)
-        return nomem(err, errlen);
-    y->file = (uint32_t)file + 1;
-    y->line = bt_wire_get_u32(ev->p + 1);
-    y->resolved = 1;
-    if (btc_code_symbol(m, addr, y->size) < 0 ||
-        btc_code_source(m, file, (int64_t)y->image - 1) < 0)
-        return nomem(err, errlen);
-    return BTC_OK;
-}
-
 /* ---- answers ---------------------------------------------------------- */
 
 static int source_location(struct btc_model *m, const struct btc_event *ev, char *err,
@@ -1442,28 +1288,25 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_LOCK_MARK:
         return lock_event(m, ev, err, errlen);
     case BT_EV_CALLSTACK_PAYLOAD:
-        return callstack_payload(m, ev, err, errlen);
+    case BT_EV_CALLSTACK_FRAME_SIZE:
+    case BT_EV_CALLSTACK_FRAME:
+    case BT_EV_SYMBOL_INFORMATION:
+        return btc_callstacks_event(m, ev, err, errlen);
     case BT_EV_CALLSTACK:
     case BT_EV_CALLSTACK_SERIAL: {
-        if (!m->last_callstack)
+        if (!m->callstacks.last)
             return failf(ev, err, errlen, "expected a CallstackPayload before this event");
         if (ev->type == BT_EV_CALLSTACK_SERIAL) {
-            m->pending_serial_callstack = m->last_callstack;
+            m->pending_serial_callstack = m->callstacks.last;
         } else {
             int64_t ti = current_thread(m);
             if (ti < 0)
                 return nomem(err, errlen);
-            thread_at(m, ti)->pending_callstack = m->last_callstack;
+            thread_at(m, ti)->pending_callstack = m->callstacks.last;
         }
-        m->last_callstack = 0;
+        m->callstacks.last = 0;
         return BTC_OK;
     }
-    case BT_EV_CALLSTACK_FRAME_SIZE:
-        return callstack_frame_size(m, ev, err, errlen);
-    case BT_EV_CALLSTACK_FRAME:
-        return callstack_frame(m, ev, err, errlen);
-    case BT_EV_SYMBOL_INFORMATION:
-        return symbol_information(m, ev, err, errlen);
     case BT_EV_SOURCE_LOCATION:
         return source_location(m, ev, err, errlen);
     case BT_EV_STRING_DATA:

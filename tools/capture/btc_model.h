@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "btc_callstacks.h"
 #include "btc_code.h"
 #include "btc_ctxswitch.h"
 #include "btc_decode.h"
@@ -171,27 +172,6 @@ struct btc_lock {
     uint64_t markable[BTC_LOCK_MAX_THREADS];
 };
 
-struct btc_cs_frame {
-    uint64_t addr;
-    int64_t image;     /* string index, -1 unknown */
-    uint32_t first, n; /* range in subframes */
-    int resolved;
-};
-
-struct btc_subframe {
-    uint32_t name, file; /* string index */
-    uint32_t line;
-    uint64_t sym_addr;
-};
-
-struct btc_symbol {
-    uint64_t addr;
-    uint32_t name, file, image, call_file; /* string index + 1, 0 none */
-    uint32_t line, call_line, size;
-    uint8_t is_inline;
-    int resolved;
-};
-
 struct btc_cpu {
     uint32_t package, die, core, thread;
 };
@@ -241,19 +221,11 @@ struct btc_model {
     struct btc_vec locks; /* struct btc_lock */
     struct btc_map lock_index;
 
-    struct btc_strtab callstacks; /* u64 address arrays; index + 1 is the callstack id */
-    uint32_t last_callstack;      /* from the last CallstackPayload, 0 none */
-    struct btc_vec cs_frames;     /* struct btc_cs_frame */
-    struct btc_map cs_frame_index;
-    struct btc_vec subframes; /* struct btc_subframe */
-    int64_t staging_frame;    /* frame being filled by CallstackFrame events, -1 none */
-    uint32_t staging_left;
-    struct btc_vec symbols; /* struct btc_symbol */
-    struct btc_map symbol_index;
-    struct btc_vec app_info; /* u32 string index */
-    int64_t systime_plot;    /* index of the CPU-usage plot, -1 until SysTimeReport */
-    struct btc_vec cpus;     /* struct btc_cpu, from CpuTopology */
-    struct btc_map tid_pid;  /* TidToPid */
+    struct btc_callstacks callstacks; /* with their frames and symbols (btc_callstacks.c) */
+    struct btc_vec app_info;          /* u32 string index */
+    int64_t systime_plot;             /* index of the CPU-usage plot, -1 until SysTimeReport */
+    struct btc_vec cpus;              /* struct btc_cpu, from CpuTopology */
+    struct btc_map tid_pid;           /* TidToPid */
 
     /* Queries: queued (two priorities), sent-and-unanswered per type, and the
      * source locations asked for, in order (their answers carry no key). */

@@ -29,9 +29,9 @@ int btc_samples_event(struct btc_model *m, const struct btc_event *ev, char *err
     int ctx_switch = t == BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH ||
                      t == BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH32 ||
                      t == BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH16;
-    if (!m->last_callstack)
+    if (!m->callstacks.last)
         return btcm_fail(ev, err, errlen, "expected a CallstackPayload before this sample");
-    uint32_t callstack = m->last_callstack;
+    uint32_t callstack = m->callstacks.last;
     int64_t ti = btcm_get_thread(m, bt_wire_get_u32(ev->p + 1));
     if (ti < 0)
         return ti == BTC_ERR_NOMEM ? btcm_nomem(err, errlen)
@@ -44,7 +44,7 @@ int btc_samples_event(struct btc_model *m, const struct btc_event *ev, char *err
         snprintf(err, errlen, "cannot write the sample spool");
         return BTC_ERR_IO;
     }
-    m->last_callstack = 0;
+    m->callstacks.last = 0;
     struct btc_thread *th = btcm_thread_at(m, ti);
     if (th->samples && time != 0 && th->last_sample >= time)
         th->samples_unsorted = 1;
@@ -54,7 +54,7 @@ int btc_samples_event(struct btc_model *m, const struct btc_event *ev, char *err
     th->ctx_samples += ctx_switch;
     /* The top frame's address: a kernel one has its top bit set. */
     uint32_t len;
-    const char *cs = btc_strtab_get(&m->callstacks, callstack - 1, &len);
+    const char *cs = btc_strtab_get(&m->callstacks.stacks, callstack - 1, &len);
     uint64_t top = cs && len >= 8 ? bt_wire_get_u64((const uint8_t *)cs) : 0;
     th->kernel_samples += top >> 63;
     m->samples.count++;

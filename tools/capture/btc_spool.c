@@ -12,7 +12,7 @@
 
 #include "btc_util.h"
 
-#define SPOOL_BUF_BYTES (256u * 1024u)
+#define SPOOL_BUF_BYTES (64u * 1024u)
 
 int btc_spool_open(struct btc_spool *s, const char *dir, size_t rec_size, char *err, size_t errlen)
 {

@@ -85,13 +85,12 @@ static uint64_t vec_bytes(const struct btc_vec *v)
  * so the read fails saying so. A small file can expand to gigabytes. */
 static int over_limit(struct rd *r, const struct btc_trace *t, uint64_t more)
 {
-    uint64_t held = t->strings.bytes_cap + vec_bytes(&t->strings.offs) +
-                    vec_bytes(&t->strings.lens) + (uint64_t)t->strings.index.cap * 17 +
-                    vec_bytes(&t->string_keys) + (uint64_t)t->key_string.cap * 17 +
-                    vec_bytes(&t->statics) + vec_bytes(&t->payloads) + vec_bytes(&t->framesets) +
-                    vec_bytes(&t->threads) + vec_bytes(&t->pools) + vec_bytes(&t->plots) +
-                    vec_bytes(&t->app_info) + vec_bytes(&t->gpu_names) + vec_bytes(&t->gpu_stats) +
-                    vec_bytes(&t->sampled) + (uint64_t)t->cs_counts.cap * 17;
+    uint64_t held = btc_strtab_memory(&t->strings) + vec_bytes(&t->string_keys) +
+                    (uint64_t)t->key_string.cap * 17 + vec_bytes(&t->statics) +
+                    vec_bytes(&t->payloads) + vec_bytes(&t->framesets) + vec_bytes(&t->threads) +
+                    vec_bytes(&t->pools) + vec_bytes(&t->plots) + vec_bytes(&t->app_info) +
+                    vec_bytes(&t->gpu_names) + vec_bytes(&t->gpu_stats) + vec_bytes(&t->sampled) +
+                    (uint64_t)t->cs_counts.cap * 17;
     if (held + more <= memory_limit)
         return 0;
     char msg[160];

@@ -148,6 +148,12 @@ void btcw_cpu_threads(struct writer *wr);
 int32_t btcw_frame_image(struct writer *wr, uint64_t frame);
 int btcw_frame_images(struct writer *wr);
 
+/* Callstacks, btc_tracy_write_callstacks.c: the callstack and frame tables
+ * (section 28) and the symbol table with the code-address map (35, 37),
+ * the symbol code between them. */
+int btcw_callstacks(struct writer *wr);
+int btcw_symbols(struct writer *wr);
+
 /* Transferred code, btc_tracy_write_code.c: symbol code (section 36) and
  * the source file cache (39). */
 int btcw_symbol_code(struct writer *wr);

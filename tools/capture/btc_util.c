@@ -196,13 +196,70 @@ void btc_map_clear(struct btc_map *m)
     m->len = 0;
 }
 
+void btc_tagmap_init(struct btc_tagmap *m)
+{
+    memset(m, 0, sizeof *m);
+}
+
+void btc_tagmap_free(struct btc_tagmap *m)
+{
+    free(m->keys);
+    free(m->tags);
+    memset(m, 0, sizeof *m);
+}
+
+static size_t tagmap_slot(const uint64_t *keys, const uint8_t *tags, size_t cap, uint64_t key)
+{
+    size_t mask = cap - 1, i = (size_t)mix64(key) & mask;
+    while (tags[i] && keys[i] != key)
+        i = (i + 1) & mask;
+    return i;
+}
+
+uint8_t btc_tagmap_get(const struct btc_tagmap *m, uint64_t key)
+{
+    return m->cap ? m->tags[tagmap_slot(m->keys, m->tags, m->cap, key)] : 0;
+}
+
+int btc_tagmap_put(struct btc_tagmap *m, uint64_t key, uint8_t tag)
+{
+    if ((m->len + 1) * 4 > m->cap * 3) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        uint64_t *keys = malloc(cap * sizeof *keys);
+        uint8_t *tags = calloc(cap, 1);
+        if (!keys || !tags) {
+            free(keys);
+            free(tags);
+            return BTC_ERR_NOMEM;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->tags[i]) {
+                size_t j = tagmap_slot(keys, tags, cap, m->keys[i]);
+                keys[j] = m->keys[i];
+                tags[j] = m->tags[i];
+            }
+        }
+        free(m->keys);
+        free(m->tags);
+        m->keys = keys;
+        m->tags = tags;
+        m->cap = cap;
+    }
+    size_t i = tagmap_slot(m->keys, m->tags, m->cap, key);
+    m->len += !m->tags[i];
+    m->keys[i] = key;
+    m->tags[i] = tag;
+    return BTC_OK;
+}
+
 void btc_strtab_init(struct btc_strtab *t)
 {
     btc_vec_init(&t->offs, sizeof(uint64_t));
     btc_vec_init(&t->lens, sizeof(uint32_t));
     t->bytes = NULL;
     t->bytes_len = t->bytes_cap = 0;
-    btc_map_init(&t->index);
+    t->slots = NULL;
+    t->slots_cap = 0;
 }
 
 void btc_strtab_free(struct btc_strtab *t)
@@ -210,8 +267,16 @@ void btc_strtab_free(struct btc_strtab *t)
     btc_vec_free(&t->offs);
     btc_vec_free(&t->lens);
     free(t->bytes);
-    btc_map_free(&t->index);
+    free(t->slots);
     t->bytes = NULL;
+    t->slots = NULL;
+    t->slots_cap = 0;
+}
+
+uint64_t btc_strtab_memory(const struct btc_strtab *t)
+{
+    return t->bytes_cap + (uint64_t)t->offs.cap * t->offs.item +
+           (uint64_t)t->lens.cap * t->lens.item + (uint64_t)t->slots_cap * 8;
 }
 
 const char *btc_strtab_get(const struct btc_strtab *t, uint32_t idx, uint32_t *len)
@@ -223,20 +288,43 @@ const char *btc_strtab_get(const struct btc_strtab *t, uint32_t idx, uint32_t *l
     return t->bytes + ((uint64_t *)t->offs.data)[idx];
 }
 
+/* Doubles the index (kept at most 3/4 full); the slots carry their hash. */
+static int strtab_grow(struct btc_strtab *t)
+{
+    size_t cap = t->slots_cap ? t->slots_cap * 2 : 64;
+    uint64_t *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return BTC_ERR_NOMEM;
+    for (size_t i = 0; i < t->slots_cap; i++) {
+        uint64_t v = t->slots[i];
+        if (!v)
+            continue;
+        size_t j = (size_t)(v >> 32) & (cap - 1);
+        while (slots[j])
+            j = (j + 1) & (cap - 1);
+        slots[j] = v;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->slots_cap = cap;
+    return BTC_OK;
+}
+
 int64_t btc_strtab_intern(struct btc_strtab *t, const char *s, size_t len)
 {
-    if (len > UINT32_MAX)
+    if (len > UINT32_MAX || t->lens.len >= UINT32_MAX - 1)
         return BTC_ERR_NOMEM;
-    /* Equal hashes of different strings probe on to the next hash value. */
-    uint64_t h = btc_hash_bytes(s, len);
-    for (;; h++) {
-        uint64_t *v = btc_map_get(&t->index, h);
-        if (!v)
-            break;
-        uint32_t l = 0;
-        const char *o = btc_strtab_get(t, (uint32_t)*v, &l);
+    if ((t->lens.len + 1) * 4 > t->slots_cap * 3 && strtab_grow(t) < 0)
+        return BTC_ERR_NOMEM;
+    uint32_t h = (uint32_t)btc_hash_bytes(s, len);
+    size_t mask = t->slots_cap - 1, i = h & mask;
+    for (; t->slots[i]; i = (i + 1) & mask) {
+        if ((uint32_t)(t->slots[i] >> 32) != h)
+            continue;
+        uint32_t idx = (uint32_t)t->slots[i] - 1, l = 0;
+        const char *o = btc_strtab_get(t, idx, &l);
         if (l == len && memcmp(o, s, len) == 0)
-            return (int64_t)*v;
+            return idx;
     }
     if (t->bytes_len + len + 1 > t->bytes_cap) {
         size_t cap = t->bytes_cap ? t->bytes_cap : 4096;
@@ -258,6 +346,6 @@ int64_t btc_strtab_intern(struct btc_strtab *t, const char *s, size_t len)
     t->bytes[t->bytes_len + len] = 0; /* so names can be printed as C strings */
     t->bytes_len += len + 1;
     int64_t idx = (int64_t)t->lens.len - 1;
-    int rc = btc_map_put(&t->index, h, (uint64_t)idx);
-    return rc < 0 ? rc : idx;
+    t->slots[i] = (uint64_t)h << 32 | (uint64_t)(idx + 1);
+    return idx;
 }

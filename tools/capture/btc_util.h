@@ -55,13 +55,30 @@ int btc_map_put(struct btc_map *m, uint64_t key, uint64_t val);
 int btc_map_remove(struct btc_map *m, uint64_t key);
 void btc_map_clear(struct btc_map *m);
 
+/* Open-addressing hash set of u64 keys, each with a small tag (1..255; 0
+ * marks an empty slot): 9 bytes a slot where a map takes 17. */
+struct btc_tagmap {
+    uint64_t *keys;
+    uint8_t *tags;
+    size_t len, cap;
+};
+void btc_tagmap_init(struct btc_tagmap *m);
+void btc_tagmap_free(struct btc_tagmap *m);
+/* The tag of key, 0 when absent. */
+uint8_t btc_tagmap_get(const struct btc_tagmap *m, uint64_t key);
+/* Adds key or sets its tag (tag != 0); < 0 when out of memory. */
+int btc_tagmap_put(struct btc_tagmap *m, uint64_t key, uint8_t tag);
+
 /* Interned byte strings: equal contents get the same index (0-based). */
 struct btc_strtab {
     struct btc_vec offs; /* u64 offset of each string in bytes */
     struct btc_vec lens; /* u32 length of each string */
     char *bytes;
     size_t bytes_len, bytes_cap;
-    struct btc_map index; /* content hash -> string index (chained by probing) */
+    /* Open-addressing index: each used slot is the string's 32-bit hash
+     * above its index + 1 (0 is an empty slot); 8 bytes a slot. */
+    uint64_t *slots;
+    size_t slots_cap;
 };
 
 void btc_strtab_init(struct btc_strtab *t);
@@ -72,6 +89,8 @@ static inline size_t btc_strtab_count(const struct btc_strtab *t)
 {
     return t->lens.len;
 }
+/* Bytes the table holds (strings, offsets, lengths and index). */
+uint64_t btc_strtab_memory(const struct btc_strtab *t);
 const char *btc_strtab_get(const struct btc_strtab *t, uint32_t idx, uint32_t *len);
 
 uint64_t btc_hash_bytes(const void *p, size_t n);
