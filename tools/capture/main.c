@@ -279,6 +279,7 @@ static int recover_journal(const char *journal, const char *output, const char *
     if (partial)
         fprintf(stderr, "boardtrace-capture: %s\n", err);
     int code = partial ? EXIT_STREAM_ERROR : EXIT_OK;
+    btc_decoder_free(&dec); /* as after a live capture: room for the writer */
     if (write_trace(&model, output, version, &bytes) < 0)
         code = EXIT_WRITE_FAILED;
     else
@@ -487,6 +488,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "boardtrace-capture: writing the journal %s failed; it was stopped\n",
                 journal);
 
+    /* The stream is over: its decoder's 768 KiB ring makes way for the
+     * file writer's compressor (the decoder's counts stay readable). */
+    btc_decoder_free(&cap.dec);
     uint64_t bytes = 0;
     int wrc = write_trace(&cap.model, output, version, &bytes);
     if (wrc < 0) {
