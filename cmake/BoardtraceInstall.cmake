@@ -20,6 +20,7 @@ write_basic_package_version_file("${PROJECT_BINARY_DIR}/boardtraceConfigVersion.
     COMPATIBILITY SameMinorVersion)
 install(FILES "${PROJECT_BINARY_DIR}/boardtraceConfig.cmake"
               "${PROJECT_BINARY_DIR}/boardtraceConfigVersion.cmake"
+              "${PROJECT_SOURCE_DIR}/cmake/BoardtraceFunctions.cmake"
         DESTINATION ${BT_INSTALL_CMAKEDIR})
 
 get_property(_bt_install_programs GLOBAL PROPERTY BT_INSTALL_PROGRAMS)

@@ -22,6 +22,17 @@ function(bt_require_int_range name value low high meaning)
 endfunction()
 
 option(ENABLE_TRACY "Profiling support: builds the capture tool for the target and turns RUNTIME_TRACING on by default" OFF)
+# TRACY_ENABLE, upstream Tracy's name for it, is a synonym: a project that
+# switched from Tracy keeps its -DTRACY_ENABLE=ON (or set(TRACY_ENABLE ON)
+# before add_subdirectory). When set, it decides.
+if(DEFINED TRACY_ENABLE)
+    bt_require_bool(TRACY_ENABLE "${TRACY_ENABLE}")
+    if(TRACY_ENABLE)
+        set(ENABLE_TRACY ON)
+    else()
+        set(ENABLE_TRACY OFF)
+    endif()
+endif()
 bt_require_bool(ENABLE_TRACY "${ENABLE_TRACY}")
 
 # RUNTIME_TRACING follows ENABLE_TRACY unless the user sets it; an empty cache

@@ -1,5 +1,6 @@
-# Third-party libraries for the build's target: lz4 (Tracy's wire framing),
-# zstd (trace files) and cmocka (tests). On the host they come from Debian's
+# Third-party libraries for the build's target: lz4 (Tracy's wire framing,
+# the only one the runtime needs), zstd (trace files: tools) and cmocka
+# (tests). On the host they come from Debian's
 # -dev packages; for a cross target (Debian 12 ships no riscv64 packages) they
 # are compiled here, statically, from source directories the user can name. By
 # default those are Debian's source packages unpacked by tools/fetch-deps.sh.
@@ -67,20 +68,23 @@ if(BT_DEPS_FROM_SOURCE)
     bt_third_party_flags(bt_lz4)
     add_library(bt::lz4 ALIAS bt_lz4)
 
-    bt_find_source_dir(BT_ZSTD_SOURCE_DIR "libzstd-*" "lib/zstd.h" "zstd")
-    file(GLOB _bt_zstd_sources
-        "${BT_ZSTD_SOURCE_DIR}/lib/common/*.c"
-        "${BT_ZSTD_SOURCE_DIR}/lib/compress/*.c"
-        "${BT_ZSTD_SOURCE_DIR}/lib/decompress/*.c")
-    add_library(bt_zstd OBJECT EXCLUDE_FROM_ALL ${_bt_zstd_sources})
-    target_include_directories(bt_zstd SYSTEM PUBLIC "${BT_ZSTD_SOURCE_DIR}/lib")
-    # The hand-written x86-64 Huffman decoder is the only assembly; the C
-    # path is used everywhere so one source list serves every target.
-    target_compile_definitions(bt_zstd PRIVATE XXH_NAMESPACE=ZSTD_ ZSTD_DISABLE_ASM=1)
-    bt_third_party_flags(bt_zstd)
-    add_library(bt::zstd ALIAS bt_zstd)
+    # zstd: the capture's trace files (tools only).
+    if(BOARDTRACE_BUILD_TOOLS)
+        bt_find_source_dir(BT_ZSTD_SOURCE_DIR "libzstd-*" "lib/zstd.h" "zstd")
+        file(GLOB _bt_zstd_sources
+            "${BT_ZSTD_SOURCE_DIR}/lib/common/*.c"
+            "${BT_ZSTD_SOURCE_DIR}/lib/compress/*.c"
+            "${BT_ZSTD_SOURCE_DIR}/lib/decompress/*.c")
+        add_library(bt_zstd OBJECT EXCLUDE_FROM_ALL ${_bt_zstd_sources})
+        target_include_directories(bt_zstd SYSTEM PUBLIC "${BT_ZSTD_SOURCE_DIR}/lib")
+        # The hand-written x86-64 Huffman decoder is the only assembly; the C
+        # path is used everywhere so one source list serves every target.
+        target_compile_definitions(bt_zstd PRIVATE XXH_NAMESPACE=ZSTD_ ZSTD_DISABLE_ASM=1)
+        bt_third_party_flags(bt_zstd)
+        add_library(bt::zstd ALIAS bt_zstd)
+    endif()
 
-    if(BUILD_TESTING)
+    if(BT_BUILD_TESTS)
         bt_find_source_dir(BT_CMOCKA_SOURCE_DIR "cmocka-*" "src/cmocka.c" "cmocka")
         configure_file("${PROJECT_SOURCE_DIR}/cmake/cmocka-config.h.in"
                        "${CMAKE_CURRENT_BINARY_DIR}/cmocka-config/config.h" @ONLY)
@@ -107,8 +111,10 @@ else()
             INTERFACE_INCLUDE_DIRECTORIES "${_dir_${target}}")
     endfunction()
     bt_import_system_library(bt::lz4 lz4.h lz4 "lz4" liblz4-dev)
-    bt_import_system_library(bt::zstd zstd.h zstd "zstd" libzstd-dev)
-    if(BUILD_TESTING)
+    if(BOARDTRACE_BUILD_TOOLS)
+        bt_import_system_library(bt::zstd zstd.h zstd "zstd" libzstd-dev)
+    endif()
+    if(BT_BUILD_TESTS)
         bt_import_system_library(bt::cmocka cmocka.h cmocka "cmocka" libcmocka-dev)
     endif()
 endif()

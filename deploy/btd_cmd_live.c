@@ -160,6 +160,7 @@ int btd_cmd_live(const struct btd_options *o)
     int status = btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
+    btd_warn_untraced(&d.program);
     l.listen_fd = listen_local(o->local_port, &l.local_port);
     if (l.listen_fd < 0) {
         btd_error("cannot listen on 127.0.0.1:%d: %s; choose another port with -L (0 picks a "
@@ -183,7 +184,7 @@ int btd_cmd_live(const struct btd_options *o)
                       s.corrupt ? s.corrupt_what : "the board did not verify it", d.program.sha);
             status = BTD_EXIT_UPLOAD;
         } else if (status == BTD_EXIT_OK && s.not_ready && !btd_interrupted) {
-            btd_session_not_ready_error(&s, d.program.name, o->ready_timeout);
+            btd_session_not_ready_error(&s, &d.program, o->ready_timeout);
             status = BTD_EXIT_START;
         } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&
                    !btd_interrupted) {

@@ -34,6 +34,13 @@ static void binary_json(struct btd_json *j, const char *key, const struct btd_bi
     btd_json_int(j, "size", (int64_t)b->size);
     btd_json_string(j, "sha256", b->sha[0] ? b->sha : NULL);
     btd_json_string(j, "toolchain", b->toolchain[0] ? b->toolchain : NULL);
+    if (b->tracing_mode) {
+        btd_json_string(j, "boardtrace_version", b->bt_version);
+        btd_json_int(j, "tracing_mode", b->tracing_mode);
+    } else {
+        btd_json_null(j, "boardtrace_version");
+        btd_json_null(j, "tracing_mode");
+    }
     btd_json_end_object(j);
 }
 
@@ -275,6 +282,7 @@ int btd_cmd_run(const struct btd_options *o)
     int status = btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
+    btd_warn_untraced(&d.program);
     /* Without --capture the default one is chosen for the board's
      * architecture once it is known (btd_deploy_prepare). */
     d.want_capture = true;
@@ -338,7 +346,7 @@ int btd_cmd_run(const struct btd_options *o)
                           d.capture.name, s.capture_start_status, d.conn.where);
                 status = BTD_EXIT_START;
             } else if (s.not_ready && !btd_interrupted) {
-                btd_session_not_ready_error(&s, d.program.name, o->ready_timeout);
+                btd_session_not_ready_error(&s, &d.program, o->ready_timeout);
                 status = BTD_EXIT_START;
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);

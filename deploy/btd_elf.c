@@ -1,5 +1,6 @@
 /* ELF header parsing and architecture names (see btd_elf.h); the section
- * headers are read only to find .comment (toolchain) and .symtab. */
+ * headers are read only to find .comment (toolchain), .symtab and the
+ * boardtrace note. */
 #define _GNU_SOURCE
 #include "btd_elf.h"
 
@@ -147,7 +148,7 @@ int btd_elf_read(const char *path, struct btd_elf_info *info, char *err, size_t 
     return rc;
 }
 
-/* Finds section NAME (at most 15 characters) in F: its file offset and size.
+/* Finds section NAME (at most 31 characters) in F: its file offset and size.
  * Returns 0, or -1 when F has no such section or bad section headers. */
 static int find_section(FILE *f, const char *name, uint64_t *offset, uint64_t *size)
 {
@@ -173,7 +174,7 @@ static int find_section(FILE *f, const char *name, uint64_t *offset, uint64_t *s
     uint64_t stroff = get(sh + off_at, w, le);
     size_t want = strlen(name) + 1;
     for (unsigned i = 0; i < shnum; i++) {
-        char found[16] = {0};
+        char found[32] = {0};
         if (read_at(f, shoff + (uint64_t)i * shentsize, sh, entry) ||
             read_at(f, stroff + get(sh, 4, le), found, want) != 0 || memcmp(found, name, want))
             continue;
@@ -219,6 +220,64 @@ int btd_elf_has_symbols(const char *path)
     int rc = find_section(f, ".symtab", &off, &size) == 0 && size > 0;
     fclose(f);
     return rc;
+}
+
+int btd_elf_boardtrace_note(const char *path, char *version, size_t vlen, int *mode)
+{
+    version[0] = '\0';
+    *mode = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    unsigned char h[64];
+    struct btd_elf_info info;
+    char why[160];
+    size_t n = fread(h, 1, sizeof h, f);
+    uint64_t off, size;
+    unsigned char note[256];
+    int found = 0;
+    if (btd_elf_parse(h, n, &info, why, sizeof why) == 0 &&
+        find_section(f, ".note.boardtrace", &off, &size) == 0 && size >= 24 &&
+        size <= sizeof note && read_at(f, off, note, size) == 0) {
+        /* namesz, descsz, type, "boardtrace\0" padded to 12, then the text. */
+        uint64_t namesz = get(note, 4, info.little), descsz = get(note + 4, 4, info.little);
+        if (namesz == 11 && memcmp(note + 12, "boardtrace", 11) == 0 && 24 + descsz <= size &&
+            descsz > 0 && note[24 + descsz - 1] == '\0') {
+            const char *text = (const char *)note + 24;
+            const char *v = strstr(text, "version="), *m = strstr(text, "mode=");
+            if (v)
+                snprintf(version, vlen, "%.*s", (int)strcspn(v + 8, " "), v + 8);
+            if (m)
+                *mode = atoi(m + 5);
+            found = 1;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+int btd_elf_has_tracy_client(const char *path)
+{
+    static const char marker[] = "TRACY_NO_EXIT";
+    const size_t k = sizeof marker - 1;
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    /* Blocks overlap by the marker's length so a match across two is found. */
+    static char buf[1 << 16];
+    size_t have = 0, n;
+    int found = 0;
+    while (!found && (n = fread(buf + have, 1, sizeof buf - have, f)) > 0) {
+        have += n;
+        found = memmem(buf, have, marker, k) != NULL;
+        if (have >= k) {
+            memmove(buf, buf + have - (k - 1), k - 1);
+            have = k - 1;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    return bad ? -1 : found;
 }
 
 const char *btd_elf_arch(const struct btd_elf_info *info)

@@ -31,6 +31,15 @@ int btd_elf_comment(const char *path, char *out, size_t outlen);
  * callstack frames (tracing modes 3-4); 0 when stripped; -1 unreadable. */
 int btd_elf_has_symbols(const char *path);
 
+/* The boardtrace ELF note of PATH (<boardtrace/note.h>): the boardtrace
+ * version and the tracing mode the program was compiled with. Returns 1
+ * when found, 0 when PATH has none, -1 when unreadable. */
+int btd_elf_boardtrace_note(const char *path, char *version, size_t vlen, int *mode);
+
+/* 1 when PATH contains a Tracy client (boardtrace's or upstream's: the name
+ * of the TRACY_NO_EXIT variable both read), 0 when not, -1 unreadable. */
+int btd_elf_has_tracy_client(const char *path);
+
 /* Architecture name in `uname -m` spelling ("riscv64", "aarch64", "x86_64",
  * "arm", "i386", "riscv32", ...), or NULL when boardtrace does not know it. */
 const char *btd_elf_arch(const struct btd_elf_info *info);

@@ -18,7 +18,10 @@ struct btd_binary {
     const char *arch;
     struct btd_elf_info elf;
     char toolchain[256];
-    bool has_symbols; /* .symtab present */
+    bool has_symbols;    /* .symtab present */
+    bool traced;         /* a Tracy client is in it (ours or upstream's) */
+    char bt_version[32]; /* from its boardtrace ELF note, "" none */
+    int tracing_mode;    /* from the note, 0 none */
     uint64_t size;
     char name[128];    /* file name on the board */
     char remote[1200]; /* full path on the board */
@@ -46,6 +49,8 @@ int btd_cmd_check(const struct btd_options *o);
 
 /* Reads a binary's ELF header (and size, toolchain). */
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role);
+/* Warns, before anything is uploaded, when the program has no tracing in it. */
+void btd_warn_untraced(const struct btd_binary *program);
 
 /* Finds the default capture for ARCH (search order in --help); fills path
  * storage in out. Returns 0, or BTD_EXIT_LOCAL after naming where it looked. */

@@ -326,22 +326,28 @@ bool btd_session_finish(struct btd_session *s, bool clean)
     return s->cleaned;
 }
 
-void btd_session_not_ready_error(const struct btd_session *s, const char *program, int timeout)
+void btd_session_not_ready_error(const struct btd_session *s, const struct btd_binary *program,
+                                 int timeout)
 {
-    if (!s->program_exited || s->program_stopped) {
-        btd_error("the program %s did not open its tracing port %d within %d s; is it built with "
-                  "tracing (ENABLE_TRACY=ON)? Raise --ready-timeout for slow starts",
-                  program, s->port, timeout);
-    } else if (s->program_exit > 128) {
-        /* The board's shell reports a death by signal N as 128+N. */
-        btd_error("the program %s was killed by signal %d before it opened its tracing port %d "
-                  "(see its output above)",
-                  program, s->program_exit - 128, s->port);
-    } else {
-        btd_error("the program %s exited with status %d before it opened its tracing port %d "
-                  "(see its output above)",
-                  program, s->program_exit, s->port);
-    }
+    char what[160];
+    if (!s->program_exited || s->program_stopped)
+        snprintf(what, sizeof what, "ran but did not open its tracing port %d within %d s", s->port,
+                 timeout);
+    else if (s->program_exit > 128) /* the board's shell reports signal N as 128+N */
+        snprintf(what, sizeof what, "was killed by signal %d before it opened its tracing port %d",
+                 s->program_exit - 128, s->port);
+    else
+        snprintf(what, sizeof what, "exited with status %d before it opened its tracing port %d",
+                 s->program_exit, s->port);
+    if (!program->traced)
+        btd_error("the program %s %s: tracing is off in that binary (it holds no boardtrace note "
+                  "and no Tracy client); build it with ENABLE_TRACY=ON (or Tracy's "
+                  "TRACY_ENABLE=ON) and link boardtrace::runtime",
+                  program->name, what);
+    else if (!s->program_exited || s->program_stopped)
+        btd_error("the program %s %s; raise --ready-timeout for slow starts", program->name, what);
+    else
+        btd_error("the program %s %s (see its output above)", program->name, what);
 }
 
 void btd_session_free(struct btd_session *s)

@@ -46,7 +46,8 @@ bool btd_session_finish(struct btd_session *s, bool clean);
 /* Says why the program never opened its tracing port: it exited (naming its
  * status or signal), or it was still running when the --ready-timeout of
  * timeout s ran out (asking whether it is built with tracing). */
-void btd_session_not_ready_error(const struct btd_session *s, const char *program, int timeout);
+void btd_session_not_ready_error(const struct btd_session *s, const struct btd_binary *program,
+                                 int timeout);
 void btd_session_free(struct btd_session *s);
 
 /* What the capture said at the end, from either upstream tracy-capture's

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include <boardtrace/config.h>
+#include <boardtrace/note.h>
 
 #ifdef __cplusplus
 extern "C" {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <boardtrace/config.h>
+#include <boardtrace/note.h>
 
 #if BT_RUNTIME_TRACING && !defined(TRACY_ENABLE)
 #define TRACY_ENABLE 1

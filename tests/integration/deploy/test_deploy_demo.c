@@ -12,6 +12,8 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <boardtrace/config.h>
+
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir boardtrace-demo boardtrace-report */
@@ -40,6 +42,11 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
     assert_non_null(json);
     assert_non_null(strstr(json, "\"end\": \"complete\""));
     assert_non_null(strstr(json, "/cross/riscv64/tools/capture/boardtrace-capture"));
+    /* The program's own build, from its boardtrace ELF note. */
+    char want[64];
+    snprintf(want, sizeof want, "\"tracing_mode\": %d", BT_TRACING_MODE);
+    assert_non_null(strstr(json, "\"boardtrace_version\": \"" BT_VERSION_STRING "\""));
+    assert_non_null(strstr(json, want));
     free(json);
     result_free(&r);
 

@@ -124,6 +124,38 @@ static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
     result_free(&r);
 }
 
+/* A program built without tracing is named as such before the upload, and
+ * again when it runs without opening its port. */
+static void run_says_tracing_is_off_in_a_program_without_it(void **state)
+{
+    (void)state;
+    char out[600], plain[600];
+    snprintf(out, sizeof out, "%s/plain.tracy", work);
+    snprintf(plain, sizeof plain, "%s", program);
+    snprintf(strrchr(plain, '/') + 1, sizeof plain - (size_t)(strrchr(plain, '/') + 1 - plain),
+             "plain_program");
+    const char *argv[24] = {boardtrace, "run", "--ready-timeout", "1"};
+    int n = 4;
+    board_args(&board, argv + n);
+    n += 6;
+    const char *rest[] = {"--capture", capture, "-o", out, plain, NULL};
+    for (int i = 0; rest[i]; i++)
+        argv[n++] = rest[i];
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 9);
+    const char *warn = strstr(r.err, "holds no tracing (no boardtrace note, no Tracy client)");
+    const char *upload = strstr(r.err, "uploads verified");
+    assert_non_null(warn);
+    assert_non_null(upload);
+    assert_true(warn < upload);
+    assert_non_null(strstr(r.err, "ran but did not open its tracing port"));
+    assert_non_null(strstr(r.err, "tracing is off in that binary"));
+    assert_int_equal(file_size(out), -1);
+    result_free(&r);
+}
+
 /* A program that ends before it opens its port is named with its status at
  * once, not after the ready timeout as if it were slow to start. */
 static void run_names_a_program_that_exits_before_tracing(void **state)
@@ -363,6 +395,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
         cmocka_unit_test(run_names_a_program_that_exits_before_tracing),
+        cmocka_unit_test(run_says_tracing_is_off_in_a_program_without_it),
         cmocka_unit_test(run_finds_the_default_capture_for_the_boards_architecture),
         cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
         cmocka_unit_test(seconds_stop_the_program_and_the_run_succeeds),
