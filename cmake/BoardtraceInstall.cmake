@@ -1,6 +1,8 @@
 # `cmake --install`: the runtime library, its headers (with the generated
-# config header) and a package config, so other projects can
-# find_package(boardtrace) and link boardtrace::runtime; plus the executables.
+# config header), a package config (find_package(boardtrace), linking
+# boardtrace::runtime) and a pkg-config file, plus the executables. Board
+# captures also go to share/boardtrace/<arch>/, where an installed
+# `boardtrace` looks for them relative to itself (the prefix may move).
 include(GNUInstallDirs)
 include(CMakePackageConfigHelpers)
 
@@ -27,3 +29,30 @@ get_property(_bt_install_programs GLOBAL PROPERTY BT_INSTALL_PROGRAMS)
 if(_bt_install_programs)
     install(TARGETS ${_bt_install_programs} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 endif()
+
+# The board's capture where the host CLI of the same prefix finds it: from a
+# board build itself, and from the board builds a host build made
+# (BT_CROSS_TARGETS; the X60 one under its own name).
+if(CMAKE_CROSSCOMPILING AND TARGET boardtrace-capture)
+    install(PROGRAMS $<TARGET_FILE:boardtrace-capture>
+            DESTINATION ${CMAKE_INSTALL_DATADIR}/boardtrace/${BT_TARGET_PROCESSOR})
+endif()
+if(NOT CMAKE_CROSSCOMPILING AND PROJECT_IS_TOP_LEVEL AND ENABLE_TRACY)
+    foreach(arch IN LISTS BT_CROSS_TARGETS)
+        install(PROGRAMS "${PROJECT_BINARY_DIR}/cross/${arch}/tools/capture/boardtrace-capture"
+                DESTINATION ${CMAKE_INSTALL_DATADIR}/boardtrace/${arch})
+    endforeach()
+endif()
+
+# pkg-config: relocatable (paths from the .pc file's own place). A system lz4
+# (host builds) is named for the link; one compiled from source is inside
+# libboardtrace.a.
+if(BT_DEPS_FROM_SOURCE)
+    set(BT_PC_LIBS_PRIVATE "")
+else()
+    set(BT_PC_LIBS_PRIVATE "-llz4")
+endif()
+file(RELATIVE_PATH BT_PC_TO_PREFIX "/p/${CMAKE_INSTALL_LIBDIR}/pkgconfig" "/p")
+configure_file(cmake/boardtrace.pc.in "${PROJECT_BINARY_DIR}/boardtrace.pc" @ONLY)
+install(FILES "${PROJECT_BINARY_DIR}/boardtrace.pc"
+        DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

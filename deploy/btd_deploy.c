@@ -122,18 +122,23 @@ int btd_find_capture(const char *arch, char *out, size_t outlen)
     const char *env = getenv("BOARDTRACE_CAPTURE_DIR");
     if (env && env[0])
         snprintf(tried[n++], sizeof tried[0], "%s/%s/boardtrace-capture", env, arch);
-    if (BTD_BINARY_DIR[0])
+    /* An installed boardtrace finds the capture beside itself, wherever the
+     * prefix was moved; the build tree's places count only for a CLI that
+     * runs from that build tree (an installed one never reaches into it). */
+    char exe[1024] = "";
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[len > 0 ? len : 0] = '\0';
+    if (exe[0]) {
+        char copy[1024];
+        snprintf(copy, sizeof copy, "%s", exe);
+        snprintf(tried[n++], sizeof tried[0], "%s/../share/boardtrace/%s/boardtrace-capture",
+                 dirname(copy), arch);
+    }
+    if (BTD_BINARY_DIR[0] && strcmp(exe, BTD_BINARY_DIR "/deploy/boardtrace") == 0) {
         snprintf(tried[n++], sizeof tried[0], "%s/cross/%s/tools/capture/boardtrace-capture",
                  BTD_BINARY_DIR, arch);
-    if (BTD_SOURCE_DIR[0])
         snprintf(tried[n++], sizeof tried[0], "%s/build/%s/tools/capture/boardtrace-capture",
                  BTD_SOURCE_DIR, arch);
-    char exe[1024];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = '\0';
-        snprintf(tried[n++], sizeof tried[0], "%s/../share/boardtrace/%s/boardtrace-capture",
-                 dirname(exe), arch);
     }
     snprintf(tried[n++], sizeof tried[0], "%s/share/boardtrace/%s/boardtrace-capture",
              BTD_INSTALL_PREFIX, arch);
