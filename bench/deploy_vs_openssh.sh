@@ -47,7 +47,7 @@ by_hand() {
 with_boardtrace() {
     t0=$(now)
     "$bt" run -q --host "$BOARD_TARGET" -i "$BOARD_KEY" --known-hosts "$BOARD_KNOWN_HOSTS" \
-        --capture "$capture" -o "$work/bt.tracy" "$program" >/dev/null 2>&1
+        --capture "$capture" -f -o "$work/bt.tracy" "$program" >/dev/null 2>&1
     t1=$(now)
     echo "$t1 - $t0" | bc
 }

@@ -55,6 +55,8 @@ static const char usage_text[] =
     "  -o, --output FILE          trace file to write (run, fetch; default\n"
     "                             PROGRAM.tracy, or the remote name for fetch); the\n"
     "                             record goes to FILE.json\n"
+    "  -f, --force                run: replace an existing output file (refused\n"
+    "                             otherwise)\n"
     "  -s, --seconds N            capture at most N seconds, then stop the program\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
     "  --remote-dir DIR           folder on the board for the private temporary\n"
@@ -114,6 +116,7 @@ static const struct option long_options[] = {
     {"env", required_argument, NULL, OPT_ENV},
     {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
     {"keep", no_argument, NULL, OPT_KEEP},
+    {"force", no_argument, NULL, 'f'},
     {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
     {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
     {"local-port", required_argument, NULL, 'L'},
@@ -144,6 +147,8 @@ static int option_allowed(enum btd_command c, int opt)
         return c == BTD_CMD_RUN;
     case 'o':
         return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
+    case 'f':
+        return c == BTD_CMD_RUN;
     case OPT_ENV:
     case OPT_KEEP:
     case OPT_READY_TIMEOUT:
@@ -196,7 +201,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     opterr = 0;
     int opt;
     /* '+': options stop at PROGRAM, whose own arguments are never ours. */
-    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:s:L:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:fs:L:h", long_options, NULL)) != -1) {
         if (opt == '?' || opt == ':') {
             const char *bad = sub_argv[optind - 1];
             btd_error(opt == ':' ? "%s %s: option needs a value"
@@ -273,6 +278,9 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             break;
         case OPT_KEEP:
             o->keep = true;
+            break;
+        case 'f':
+            o->force = true;
             break;
         case OPT_READY_TIMEOUT:
             if (parse_int("--ready-timeout", optarg, 1, 3600, &o->ready_timeout) != 0)

@@ -306,6 +306,11 @@ int btd_cmd_run(const struct btd_options *o)
         free(owned_output);
         return BTD_EXIT_USAGE;
     }
+    if (stat(r.output, &st) == 0 && !o->force) {
+        btd_error("-o %s exists; add -f to replace it, or name another file", r.output);
+        free(owned_output);
+        return BTD_EXIT_USAGE;
+    }
     if (!output_names_fit(r.output)) {
         free(owned_output);
         return BTD_EXIT_USAGE;

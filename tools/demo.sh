@@ -49,7 +49,7 @@ eval "$("$top/tools/board/board.sh" env --state "$state")"
 out=$top/build/demo.tracy
 say "boardtrace run: deploy the demo, capture on the board, pull the trace"
 "$host/deploy/boardtrace" run --host "$BOARD_USER@127.0.0.1:$BOARD_PORT" -i "$BOARD_KEY" \
-    --known-hosts "$BOARD_KNOWN_HOSTS" -o "$out" "$demo"
+    --known-hosts "$BOARD_KNOWN_HOSTS" -f -o "$out" "$demo"
 
 say "zone statistics of $out"
 "$host/tools/report/boardtrace-report" stats "$out"

@@ -31,6 +31,9 @@ static struct result run_program(const char *out, const char *extra_env, const c
         argv[n++] = "--ready-timeout";
         argv[n++] = "1";
         arg = NULL;
+    } else if (arg && strcmp(arg, "-f") == 0) {
+        argv[n++] = "-f";
+        arg = NULL;
     }
     board_args(&board, argv + n);
     n += 6;
@@ -295,6 +298,7 @@ static void run_removes_its_folder_unless_kept(void **state)
         argv[n++] = remote;
         argv[n++] = "--capture";
         argv[n++] = capture;
+        argv[n++] = "-f"; /* the second run replaces the first's trace */
         argv[n++] = "-o";
         argv[n++] = out;
         if (keep)
@@ -324,6 +328,30 @@ static void run_refuses_an_unreadable_program_before_connecting(void **state)
 
 /* An output that is an input would replace it with the trace: refused
  * before connecting, however it is named. */
+/* An existing trace is not replaced unless -f says so: refused before
+ * connecting, the file untouched; with -f the run writes it. */
+static void run_refuses_an_existing_output_without_force(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/existing.tracy", work);
+    assert_int_equal(write_file(out, "keep me", 7), 0);
+    const char *argv[] = {boardtrace,  "run",   "--host", "nobody@127.0.0.1:9",
+                          "--capture", capture, "-o",     out,
+                          program,     NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
+    assert_status(&r, 2);
+    assert_non_null(strstr(r.err, "exists; add -f to replace it"));
+    assert_null(strstr(r.err, "connect"));
+    result_free(&r);
+    assert_int_equal(file_size(out), 7);
+    r = run_program(out, NULL, "-f");
+    assert_status(&r, 0);
+    assert_int_equal(file_size(out), 9902);
+    result_free(&r);
+}
+
 static void run_refuses_an_output_that_is_the_program(void **state)
 {
     (void)state;
@@ -401,6 +429,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(seconds_stop_the_program_and_the_run_succeeds),
         cmocka_unit_test(run_removes_its_folder_unless_kept),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
+        cmocka_unit_test(run_refuses_an_existing_output_without_force),
         cmocka_unit_test(run_refuses_an_output_that_is_the_program),
         cmocka_unit_test(run_refuses_an_output_name_too_long_for_its_part_file),
     };
