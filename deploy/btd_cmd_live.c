@@ -160,7 +160,7 @@ int btd_cmd_live(const struct btd_options *o)
     int status = btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
-    btd_warn_untraced(&d.program);
+    btd_program_tracing(&d.program);
     l.listen_fd = listen_local(o->local_port, &l.local_port);
     if (l.listen_fd < 0) {
         btd_error("cannot listen on 127.0.0.1:%d: %s; choose another port with -L (0 picks a "

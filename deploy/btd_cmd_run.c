@@ -282,7 +282,7 @@ int btd_cmd_run(const struct btd_options *o)
     int status = btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
-    btd_warn_untraced(&d.program);
+    btd_program_tracing(&d.program);
     /* Without --capture the default one is chosen for the board's
      * architecture once it is known (btd_deploy_prepare). */
     d.want_capture = true;

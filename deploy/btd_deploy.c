@@ -100,19 +100,20 @@ int btd_binary_load(struct btd_binary *b, const char *path, const char *role)
     b->size = (uint64_t)st.st_size;
     btd_elf_comment(path, b->toolchain, sizeof b->toolchain);
     b->has_symbols = btd_elf_has_symbols(path) == 1;
-    b->traced =
-        btd_elf_boardtrace_note(path, b->bt_version, sizeof b->bt_version, &b->tracing_mode) == 1 ||
-        btd_elf_has_tracy_client(path) == 1;
     return BTD_EXIT_OK;
 }
 
-void btd_warn_untraced(const struct btd_binary *program)
+void btd_program_tracing(struct btd_binary *program)
 {
+    const char *path = program->path;
+    program->traced = btd_elf_boardtrace_note(path, program->bt_version, sizeof program->bt_version,
+                                              &program->tracing_mode) == 1 ||
+                      btd_elf_has_tracy_client(path) == 1;
     if (!program->traced)
         btd_warn("the program %s holds no tracing (no boardtrace note, no Tracy client): it will "
                  "not open a tracing port; build it with ENABLE_TRACY=ON (or Tracy's "
                  "TRACY_ENABLE=ON) and link boardtrace::runtime",
-                 program->path);
+                 path);
 }
 
 int btd_find_capture(const char *arch, char *out, size_t outlen)

@@ -19,7 +19,7 @@ struct btd_binary {
     struct btd_elf_info elf;
     char toolchain[256];
     bool has_symbols;    /* .symtab present */
-    bool traced;         /* a Tracy client is in it (ours or upstream's) */
+    bool traced;         /* program: a Tracy client is in it (ours or upstream's) */
     char bt_version[32]; /* from its boardtrace ELF note, "" none */
     int tracing_mode;    /* from the note, 0 none */
     uint64_t size;
@@ -49,8 +49,9 @@ int btd_cmd_check(const struct btd_options *o);
 
 /* Reads a binary's ELF header (and size, toolchain). */
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role);
-/* Warns, before anything is uploaded, when the program has no tracing in it. */
-void btd_warn_untraced(const struct btd_binary *program);
+/* Reads what tracing a loaded program holds (its boardtrace note, a Tracy
+ * client) and warns, before anything is uploaded, when it has none. */
+void btd_program_tracing(struct btd_binary *program);
 
 /* Finds the default capture for ARCH (search order in --help); fills path
  * storage in out. Returns 0, or BTD_EXIT_LOCAL after naming where it looked. */

@@ -25,6 +25,8 @@ __asm__(".pushsection .note.boardtrace,\"aG\",%note,.note.boardtrace,comdat\n"
         " mode=" BT_NOTE_STR(BT_TRACING_MODE) "\"\n"
                                               "92: .balign 4\n"
                                               ".popsection\n");
+#undef BT_NOTE_STR
+#undef BT_NOTE_STR2
 #endif
 
 #endif
