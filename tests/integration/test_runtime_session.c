@@ -186,15 +186,24 @@ static void capture(struct bt_test_server *s, const char *addr, uint16_t port)
     assert_int_equal(rc, 0);
 }
 
+/* Starts program with args (TRACY_NO_EXIT=1, a free port, and extra_env
+ * unless NULL) and captures it to the end into *s. */
+static struct child traced_capture(const char *program, const char *const *args,
+                                   const char *extra_env, struct bt_test_server *s)
+{
+    uint16_t port = free_port();
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), extra_env, NULL};
+    struct child c = spawn(program, args, env);
+    capture(s, "127.0.0.1", port);
+    return c;
+}
+
 static void features_arrive_complete_and_in_order(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"features", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, NULL, &s);
 
     /* welcome */
     assert_true(s.timer_mul > 0.0 && s.timer_mul < 100.0);
@@ -274,12 +283,9 @@ static void features_arrive_complete_and_in_order(void **state)
 static void peer_client_compiled_against_our_tracyc_arrives_complete(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"200", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(peer_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(peer_path, args, NULL, &s);
     assert_int_equal(bt_ts_zones_named(&s, "outer"), 400);
     assert_int_equal(bt_ts_zones_named(&s, "inner"), 400);
     assert_int_equal(bt_ts_zones_named(&s, "dyn_named"), 400);
@@ -320,12 +326,9 @@ static void peer_client_compiled_against_our_tracyc_arrives_complete(void **stat
 static void every_tracy_c_api_macro_emits_its_event(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"tracyc", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, NULL, &s);
     assert_int_equal(s.zones_total, 14);
     assert_int_equal(bt_ts_zones_named(&s, "zone_n"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "zone_nc"), 1);
@@ -424,12 +427,9 @@ static void every_tracy_cpp_macro_emits_its_event(void **state)
     (void)state;
     if (!cpp_path)
         skip();
-    uint16_t port = free_port();
     const char *args[] = {NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(cpp_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(cpp_path, args, NULL, &s);
     assert_int_equal(s.zones_total, 23);
     assert_int_equal(bt_ts_zones_named(&s, "zones"), 10); /* unnamed: by function */
     assert_int_equal(bt_ts_zones_named(&s, "cpp_n"), 1);
@@ -498,12 +498,9 @@ static void every_zone_of_many_threads_arrives(void **state)
     /* 8 x 1,000,000 everywhere: under qemu user mode it takes ~10 s. */
     const char *zones = "1000000";
     uint64_t expected = 8000000;
-    uint16_t port = free_port();
     const char *args[] = {"many", "8", zones, NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, NULL, &s);
     assert_int_equal(s.zones_total, expected);
     assert_int_equal(bt_ts_zones_named(&s, "many"), expected);
     size_t workers = 0;
@@ -531,12 +528,9 @@ static unsigned long report_value(const char *line, const char *key)
 static void the_demo_emits_exactly_what_it_reports(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"-f", "30", "-w", "3", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(demo_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(demo_path, args, NULL, &s);
     char lines[6][512];
     for (int i = 0; i < 6; i++)
         assert_int_equal(read_line(&c, lines[i], sizeof(lines[i]), 30000), 0);
@@ -567,12 +561,10 @@ static void the_demo_emits_exactly_what_it_reports(void **state)
 static void every_free_arrives_after_its_allocation_even_in_bursts(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"bursts", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port); /* fails on a free at its allocation's ns */
+    struct child c =
+        traced_capture(traced_path, args, NULL, &s); /* fails on a free at its allocation's ns */
 #if BT_TRACING_MODE >= 2
     assert_int_equal(bt_ts_pool_allocs(&s, NULL), 40000);
     assert_int_equal(bt_ts_pool_frees(&s, NULL), 40000);
@@ -584,12 +576,9 @@ static void every_free_arrives_after_its_allocation_even_in_bursts(void **state)
 static void texts_of_every_length_wrap_the_buffer_intact(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"texts", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", "BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, "BOARDTRACE_BUFFER_KB=64", &s);
     char line[64];
     assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
     unsigned long long hash = 0;
@@ -604,12 +593,9 @@ static void texts_of_every_length_wrap_the_buffer_intact(void **state)
 static void nesting_deeper_than_the_buffer_still_arrives(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"deep", "6000", NULL}; /* 6000 pending ends > 64 KiB */
-    const char *env[] = {"TRACY_NO_EXIT=1", "BOARDTRACE_BUFFER_KB=64", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, "BOARDTRACE_BUFFER_KB=64", &s);
     assert_int_equal(bt_ts_zones_named(&s, "deep"), 6000);
     bt_ts_close(&s);
     assert_int_equal(wait_exit(&c, 30000), 0);
@@ -618,12 +604,9 @@ static void nesting_deeper_than_the_buffer_still_arrives(void **state)
 static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"callstacks", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, NULL, &s);
     assert_int_equal(bt_ts_zones_named(&s, "with_callstack"), 20);
     /* zone, alloc, free and message each ask for one, honoured in every mode */
     assert_int_equal(s.callstacks, 80);
@@ -648,12 +631,9 @@ static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 static void code_transfer_sends_symbol_code_and_the_programs_source(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"callstacks", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, NULL, &s);
     assert_true(s.flags & BT_WELCOME_FLAG_CODE_TRANSFER);
     /* callstack_leaf, callstack_middle and main at least */
     if (s.symbol_code < 3)
@@ -670,10 +650,7 @@ static void code_transfer_sends_symbol_code_and_the_programs_source(void **state
     assert_int_equal(wait_exit(&c, 30000), 0);
 
     /* turned off for one run: not offered, so never asked */
-    port = free_port();
-    const char *off[] = {"TRACY_NO_EXIT=1", "TRACY_NO_CODE_TRANSFER=1", port_env(port), NULL};
-    c = spawn(traced_path, args, off);
-    capture(&s, "127.0.0.1", port);
+    c = traced_capture(traced_path, args, "TRACY_NO_CODE_TRANSFER=1", &s);
     assert_false(s.flags & BT_WELCOME_FLAG_CODE_TRANSFER);
     assert_int_equal(s.symbol_code + s.symbol_code_unavailable, 0);
     assert_int_equal(s.source_files + s.source_files_unavailable, 0);
@@ -685,12 +662,9 @@ static void code_transfer_sends_symbol_code_and_the_programs_source(void **state
 static void the_timer_is_calibrated_to_nanoseconds(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
     const char *args[] = {"sleep", NULL};
-    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
-    struct child c = spawn(traced_path, args, env);
     struct bt_test_server s;
-    capture(&s, "127.0.0.1", port);
+    struct child c = traced_capture(traced_path, args, NULL, &s);
     double ms = (double)s.longest_zone * s.timer_mul / 1e6;
     if (ms < 295.0 || ms > 450.0) /* a busy machine may oversleep, never undersleep */
         fail_msg("a 300 ms sleep measured %.2f ms (timerMul %g)", ms, s.timer_mul);

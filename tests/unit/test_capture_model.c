@@ -217,6 +217,21 @@ static size_t lock_event(uint8_t *p, uint8_t type, uint32_t thread, uint32_t id,
     return 17;
 }
 
+/* Writes the model in a file of the given layout and reads it back into t. */
+static void read_back(uint32_t version, struct btc_trace *t)
+{
+    char path[] = "/tmp/bt-model-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    assert_int_equal(btc_tracy_write(&model, path, version, NULL, err, sizeof err), 0);
+    assert_int_equal(btc_tracy_read(path, t, NULL, NULL, err, sizeof err), 0);
+    if (getenv("BT_KEEP_TEST_FILES"))
+        fprintf(stderr, "kept %s\n", path);
+    else
+        unlink(path);
+}
+
 /* A lock's announce, name, wait/obtain/release and terminate reach the
  * file: upstream's loader reads them back as one lock with three events. */
 static void locks_are_written_with_their_events(void **state)
@@ -249,20 +264,12 @@ static void locks_are_written_with_their_events(void **state)
     assert_int_equal(l->nthreads, 1);
     assert_int_equal(l->tids[0], 11);
     assert_int_equal(l->terminate, 900);
-    char path[] = "/tmp/bt-model-lock-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
     assert_int_equal(btc_model_finish(&model), 0);
-    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
-                     0);
     struct btc_trace t;
-    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    read_back(BTC_FILE_VERSION_0_14_0, &t);
     assert_int_equal(t.locks, 1);
     assert_int_equal(t.lock_events, 3);
     btc_trace_free(&t);
-    if (!getenv("BT_KEEP_TEST_FILES"))
-        unlink(path);
 }
 
 static size_t fiber_enter(uint8_t *p, uint64_t fiber, uint32_t thread)
@@ -302,39 +309,17 @@ static void fibers_keep_their_own_zone_stacks(void **state)
     for (size_t i = 0; i < q; i++)
         fiber_names += out[i * BT_QUERY_SIZE] == BT_QUERY_FIBER_NAME;
     assert_int_equal(fiber_names, 2);
-    char path[] = "/tmp/bt-model-fiber-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
     assert_int_equal(btc_model_finish(&model), 0);
-    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
-                     0);
     struct btc_trace t;
-    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    read_back(BTC_FILE_VERSION_0_14_0, &t);
     assert_int_equal(t.threads.len, 3);
     assert_int_equal(t.zones, 2);
     btc_trace_free(&t);
-    if (!getenv("BT_KEEP_TEST_FILES"))
-        unlink(path);
 }
 
 /* System-wide events the file has room for: CPU usage reports become
  * upstream's implicit "CPU usage" plot, the CPU topology and the thread to
  * process map get their sections; both layouts read back. */
-/* Writes the model in a file of the given layout and reads it back into t. */
-static void read_back(uint32_t version, struct btc_trace *t)
-{
-    char path[] = "/tmp/bt-model-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(btc_tracy_write(&model, path, version, NULL, err, sizeof err), 0);
-    assert_int_equal(btc_tracy_read(path, t, NULL, NULL, err, sizeof err), 0);
-    if (getenv("BT_KEEP_TEST_FILES"))
-        fprintf(stderr, "kept %s\n", path);
-    else
-        unlink(path);
-}
 
 static void cpu_usage_topology_and_pids_are_written(void **state)
 {
@@ -580,18 +565,11 @@ static void callstack_frames_are_written_once_each(void **state)
     assert_int_equal(btc_model_outstanding(&model), 1 + 3); /* frame 0x3000, three symbols */
     assert_int_equal(btc_model_complete(&model, &dec), 0);
 
-    char path[] = "/tmp/bt-model-frames-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    close(fd);
-    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
-                     0);
     struct btc_trace t;
-    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    read_back(BTC_FILE_VERSION_0_14_0, &t);
     assert_int_equal(t.callstacks, 2);
     assert_int_equal(t.callstack_frames, 3);
     btc_trace_free(&t);
-    unlink(path);
 }
 
 /* Messages of two threads that arrive out of time order are written in

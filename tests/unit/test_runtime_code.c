@@ -123,8 +123,9 @@ static __attribute__((noipa)) int capture_here(uint64_t *frames)
     return n;
 }
 
-/* Answers a CallstackFrame query for a frame inside capture_here. */
-static void answer_own_frame(struct answer *a)
+/* Answers a CallstackFrame query for a frame inside capture_here; file
+ * (1024 bytes) receives the frame's source file unless NULL. */
+static void answer_own_frame(struct answer *a, char *file)
 {
     uint64_t frames[4];
     assert_true(capture_here(frames) >= 1);
@@ -133,6 +134,30 @@ static void answer_own_frame(struct answer *a)
     assert_int_equal(a->sym_addr, (uint64_t)(uintptr_t)capture_here);
     assert_true(a->sym_len > 0);
     assert_non_null(strstr(a->frame_file, "test_runtime_code.c"));
+    if (file)
+        snprintf(file, 1024, "%s", a->frame_file);
+}
+
+/* An executable time after every file here (the source is older). */
+static uint64_t later(void)
+{
+    return (uint64_t)time(NULL) + 3600;
+}
+
+/* A session with code transfer on (the executable built at later()) whose
+ * first answer named a frame of this program. */
+static void start_with_own_frame(struct answer *a, char *file)
+{
+    start(1, later(), a);
+    answer_own_frame(a, file);
+}
+
+/* Asks for the code of a symbol and expects it refused. */
+static void expect_no_symbol_code(struct answer *a, uint64_t addr, uint32_t size)
+{
+    bt_code_symbol_code(&code, &enc, addr, size);
+    collect(a);
+    assert_int_equal(a->type, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
 }
 
 /* Sends name as the capture does: DataTransfer, then 12 bytes a part. */
@@ -173,17 +198,11 @@ static char *file_bytes(const char *path, size_t *len)
     return buf;
 }
 
-static uint64_t later(void)
-{
-    return (uint64_t)time(NULL) + 3600;
-}
-
 static void an_announced_symbols_code_is_sent_as_it_is_in_memory(void **state)
 {
     (void)state;
     struct answer a = {0};
-    start(1, later(), &a);
-    answer_own_frame(&a);
+    start_with_own_frame(&a, NULL);
     bt_code_symbol_code(&code, &enc, a.sym_addr, a.sym_len);
     collect(&a);
     assert_int_equal(a.type, BT_EV_SYMBOL_CODE);
@@ -197,26 +216,17 @@ static void code_never_announced_or_larger_than_announced_is_not_available(void 
 {
     (void)state;
     struct answer a = {0};
-    start(1, later(), &a);
-    answer_own_frame(&a);
+    start_with_own_frame(&a, NULL);
     /* a function of this program, but no frame answer named it */
-    bt_code_symbol_code(&code, &enc, (uint64_t)(uintptr_t)start, 16);
-    collect(&a);
-    assert_int_equal(a.type, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+    expect_no_symbol_code(&a, (uint64_t)(uintptr_t)start, 16);
     /* the announced symbol, one byte more than announced */
-    bt_code_symbol_code(&code, &enc, a.sym_addr, a.sym_len + 1);
-    collect(&a);
-    assert_int_equal(a.type, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+    expect_no_symbol_code(&a, a.sym_addr, a.sym_len + 1);
     /* announced, but nothing is mapped there: refused, not a crash */
     bt_code_offer_symbol(&code, 4096, 64);
-    bt_code_symbol_code(&code, &enc, 4096, 64);
-    collect(&a);
-    assert_int_equal(a.type, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+    expect_no_symbol_code(&a, 4096, 64);
     /* beyond upstream's limit */
     bt_code_offer_symbol(&code, a.sym_addr, BT_CODE_SYMBOL_MAX + 1);
-    bt_code_symbol_code(&code, &enc, a.sym_addr, BT_CODE_SYMBOL_MAX + 1);
-    collect(&a);
-    assert_int_equal(a.type, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+    expect_no_symbol_code(&a, a.sym_addr, BT_CODE_SYMBOL_MAX + 1);
     finish(&a);
 }
 
@@ -224,10 +234,8 @@ static void a_source_file_a_frame_named_is_sent_whole(void **state)
 {
     (void)state;
     struct answer a = {0};
-    start(1, later(), &a);
-    answer_own_frame(&a);
     char file[1024];
-    snprintf(file, sizeof(file), "%s", a.frame_file);
+    start_with_own_frame(&a, file);
     source(file, 7, &a);
     assert_int_equal(a.type, BT_EV_SOURCE_CODE);
     assert_int_equal(a.key, 7);
@@ -248,10 +256,8 @@ static void a_file_the_debug_information_names_is_sent_unannounced(void **state)
 {
     (void)state;
     struct answer a = {0};
-    start(1, later(), &a);
-    answer_own_frame(&a);
     char file[1024];
-    snprintf(file, sizeof(file), "%s", a.frame_file);
+    start_with_own_frame(&a, file);
     finish(&a);
     memset(&a, 0, sizeof(a));
     start(1, later(), &a); /* a new session: nothing announced */
@@ -265,10 +271,8 @@ static void files_outside_the_rules_are_not_available(void **state)
 {
     (void)state;
     struct answer a = {0};
-    start(1, later(), &a);
-    answer_own_frame(&a);
     char file[1024];
-    snprintf(file, sizeof(file), "%s", a.frame_file);
+    start_with_own_frame(&a, file);
     /* a readable file that no answer and no line table named */
     assert_false(bt_callstack_debug_names_file("/etc/passwd"));
     source("/etc/passwd", 1, &a);
@@ -301,12 +305,10 @@ static void files_outside_the_rules_are_not_available(void **state)
     /* code transfer off: nothing at all */
     memset(&a, 0, sizeof(a));
     start(0, later(), &a);
-    answer_own_frame(&a);
+    answer_own_frame(&a, NULL);
     source(file, 5, &a);
     assert_int_equal(a.type, BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE);
-    bt_code_symbol_code(&code, &enc, a.sym_addr, a.sym_len);
-    collect(&a);
-    assert_int_equal(a.type, BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE);
+    expect_no_symbol_code(&a, a.sym_addr, a.sym_len);
     finish(&a);
 }
 
