@@ -67,6 +67,17 @@ static const char usage_text[] =
     "                             (default 30)\n"
     "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
     "                             0 picks a free one)\n"
+    "  --sysroot DIR              a dynamically linked PROGRAM's libraries and loader\n"
+    "                             come from DIR when the board lacks them (default:\n"
+    "                             $BOARDTRACE_SYSROOT, else the cross compiler's,\n"
+    "                             else /usr/<triple>)\n"
+    "  --no-bring-libs            refuse, naming what is missing, instead of bringing\n"
+    "                             libraries the board lacks\n"
+    "\n"
+    "A dynamically linked PROGRAM whose loader, libraries or symbol versions the\n"
+    "board lacks runs through a loader and libraries brought from the sysroot:\n"
+    "uploaded once into ${TMPDIR:-/tmp}/boardtrace-libs on the board (checked by\n"
+    "SHA-256, reused by later runs), never over the board's own.\n"
     "\n"
     "Default capture (run without --capture), the first that exists, <arch> being\n"
     "the board's `uname -m`:\n"
@@ -97,6 +108,8 @@ enum {
     OPT_KEEP,
     OPT_READY_TIMEOUT,
     OPT_STALL_TIMEOUT,
+    OPT_SYSROOT,
+    OPT_NO_BRING_LIBS,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -120,6 +133,8 @@ static const struct option long_options[] = {
     {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
     {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
     {"local-port", required_argument, NULL, 'L'},
+    {"sysroot", required_argument, NULL, OPT_SYSROOT},
+    {"no-bring-libs", no_argument, NULL, OPT_NO_BRING_LIBS},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -152,6 +167,8 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_ENV:
     case OPT_KEEP:
     case OPT_READY_TIMEOUT:
+    case OPT_SYSROOT:
+    case OPT_NO_BRING_LIBS:
         return c == BTD_CMD_RUN || c == BTD_CMD_LIVE;
     case 'L':
         return c == BTD_CMD_LIVE;
@@ -293,6 +310,16 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         case 'L':
             if (parse_int("-L/--local-port", optarg, 0, 65535, &o->local_port) != 0)
                 return BTD_EXIT_USAGE;
+            break;
+        case OPT_SYSROOT:
+            if (!optarg[0]) {
+                btd_error("--sysroot: expected a folder, found an empty string");
+                return BTD_EXIT_USAGE;
+            }
+            o->sysroot = optarg;
+            break;
+        case OPT_NO_BRING_LIBS:
+            o->no_bring_libs = true;
             break;
         case 'h':
         case OPT_HELP:

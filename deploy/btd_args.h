@@ -28,10 +28,12 @@ struct btd_options {
     int env_count;
     const char *remote_dir; /* base folder on the board, default ${TMPDIR:-/tmp} */
     bool keep;
-    bool force;        /* run: replace an existing output */
-    int local_port;    /* live: 127.0.0.1 port for the GUI */
-    int ready_timeout; /* seconds for the program to open its port */
-    int stall_timeout; /* seconds a transfer may stand still */
+    bool force;          /* run: replace an existing output */
+    int local_port;      /* live: 127.0.0.1 port for the GUI */
+    int ready_timeout;   /* seconds for the program to open its port */
+    int stall_timeout;   /* seconds a transfer may stand still */
+    const char *sysroot; /* run, live: where brought libraries come from */
+    bool no_bring_libs;  /* run, live: refuse instead of bringing them */
     const char *program;
     char **args;
     int arg_count;

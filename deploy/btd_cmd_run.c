@@ -103,6 +103,20 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "folder", d->board.dir[0] ? d->board.dir : NULL);
     btd_json_end_object(&j);
     binary_json(&j, "program", &d->program);
+    btd_json_begin_object(&j, "libraries");
+    if (d->libs) {
+        btd_json_string(&j, "sysroot", d->libs->sysroot);
+        btd_json_string(&j, "loader", d->libs->interp);
+        btd_json_begin_array(&j, "brought");
+        for (int i = 0; i < d->libs->count; i++)
+            btd_json_string(&j, NULL, d->libs->libs[i].name);
+        btd_json_end_array(&j);
+        btd_json_int(&j, "bytes", (int64_t)d->libs->bytes);
+        btd_json_int(&j, "uploaded", d->libs->uploaded);
+        btd_json_int(&j, "uploaded_bytes", (int64_t)d->libs->sent_bytes);
+        btd_json_string(&j, "cache", d->libs->cache[0] ? d->libs->cache : NULL);
+    }
+    btd_json_end_object(&j);
     btd_json_begin_array(&j, "arguments");
     for (int i = 0; i < o->arg_count; i++)
         btd_json_string(&j, NULL, o->args[i]);
@@ -408,6 +422,7 @@ int btd_cmd_run(const struct btd_options *o)
         btd_note("failed at step: %s (exit status %d)", btd_exit_step(status), status);
     btd_session_free(&s);
     btd_conn_close(&d.conn);
+    free(d.libs);
     free(owned_output);
     return status;
 }

@@ -264,6 +264,9 @@ int btd_deploy_prepare(struct btd_deploy *d)
             return BTD_EXIT_INTERRUPTED;
     }
     btd_debug("uploaded over %s", d->conn.sftp ? "SFTP" : "an exec channel");
+    int libs = btd_deploy_libs(d);
+    if (libs != BTD_EXIT_OK)
+        return btd_interrupted ? BTD_EXIT_INTERRUPTED : libs;
     d->t_upload = btd_now();
     return BTD_EXIT_OK;
 }

@@ -7,6 +7,7 @@
 #include "btd_args.h"
 #include "btd_board.h"
 #include "btd_elf.h"
+#include "btd_libs.h"
 #include "btd_ssh.h"
 #include "btd_xfer.h"
 
@@ -39,6 +40,7 @@ struct btd_deploy {
     bool has_capture;  /* capture loaded (run) */
     bool want_capture; /* run: find the default capture for the board if not loaded */
     char capture_path[4096];
+    struct btd_libs *libs; /* brought to the board for a dynamic program, NULL none */
     double t_start, t_preflight, t_upload, t_run, t_pull;
 };
 
@@ -63,6 +65,12 @@ int btd_deploy_connect(struct btd_deploy *d);
 /* Probe with a private folder, architecture and space checks, upload of the
  * program (and capture); the supervisor verifies their SHA-256 on the board. */
 int btd_deploy_prepare(struct btd_deploy *d);
+
+/* For a dynamically linked program already uploaded: asks the board's loader
+ * what it lacks and brings the loader and libraries from the sysroot (or,
+ * with --no-bring-libs, refuses naming each missing piece). Called by
+ * btd_deploy_prepare. */
+int btd_deploy_libs(struct btd_deploy *d);
 
 /* Connects, then prepares; a failure while interrupted reports
  * BTD_EXIT_INTERRUPTED, since the signal is the cause the user needs to see. */

@@ -42,6 +42,8 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .token = s->token,
         .program = d->program.name,
         .program_sha = d->program.sha,
+        .loader = d->libs ? d->libs->libs[d->libs->loader].name : NULL,
+        .loader_glibc = d->libs && d->libs->glibc,
         .capture_sha = capture_name ? d->capture.sha : NULL,
         .args = o->args,
         .arg_count = o->arg_count,

@@ -36,3 +36,29 @@ void btd_sha256_discard(struct btd_sha256 *s)
     EVP_MD_CTX_free(s->ctx);
     s->ctx = NULL;
 }
+
+int btd_sha256_file(const char *path, char hex[65], unsigned long long *size)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    struct btd_sha256 s;
+    btd_sha256_init(&s);
+    static unsigned char buf[1 << 16];
+    size_t n;
+    unsigned long long total = 0;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) {
+        btd_sha256_update(&s, buf, n);
+        total += n;
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        btd_sha256_discard(&s);
+        return -1;
+    }
+    btd_sha256_hex(&s, hex);
+    if (size)
+        *size = total;
+    return 0;
+}

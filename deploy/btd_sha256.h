@@ -19,4 +19,7 @@ void btd_sha256_hex(struct btd_sha256 *s, char hex[65]);
 /* Frees s without a digest (a transfer that failed). */
 void btd_sha256_discard(struct btd_sha256 *s);
 
+/* The digest and size of a whole file. Returns 0, or -1 when unreadable. */
+int btd_sha256_file(const char *path, char hex[65], unsigned long long *size);
+
 #endif

@@ -136,7 +136,16 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         btd_buf_append(cmd, s->env[i], (size_t)(eq - s->env[i]) + 1);
         btd_quote_append(cmd, eq + 1);
     }
-    btd_buf_puts(cmd, " ./");
+    if (s->loader) {
+        /* The board's own loader and libraries are not used: ours runs the
+         * program by its full path, so it still knows its own file. */
+        btd_buf_puts(cmd, " ./lib/");
+        btd_quote_append(cmd, s->loader);
+        btd_buf_printf(cmd, " --library-path \"$D/lib\"%s \"$D\"/",
+                       s->loader_glibc ? " --inhibit-cache" : "");
+    } else {
+        btd_buf_puts(cmd, " ./");
+    }
     btd_quote_append(cmd, s->program);
     for (int i = 0; i < s->arg_count; i++) {
         btd_buf_puts(cmd, " ");

@@ -32,7 +32,7 @@ for p in $presets; do
             say "$p passed in $(($(date +%s) - start)) s"
             [ "$p" = host-riscv64 ] || continue
             # The host build also runs the fuzz targets, each for a bounded time.
-            say "=== host: fuzz the stream decoder, the .tracy reader and the instruction decoder ==="
+            say "=== host: fuzz the stream decoder, the .tracy reader, the instruction decoder and the ELF reader ==="
             start=$(date +%s)
             if ctest --preset fuzz; then
                 say "fuzz passed in $(($(date +%s) - start)) s"

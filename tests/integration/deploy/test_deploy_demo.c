@@ -16,8 +16,9 @@
 
 #include "deploy_support.h"
 
-/* argv: boardtrace board.sh board-dir boardtrace-demo boardtrace-report */
-static const char *demo, *report;
+/* argv: boardtrace board.sh board-dir boardtrace-demo boardtrace-report
+ * boardtrace-demo-dynamic */
+static const char *demo, *report, *demo_dynamic;
 
 static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
 {
@@ -57,10 +58,98 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
     result_free(&r);
 }
 
+/* Runs the dynamically linked demo for 50 frames with extra options. */
+static void run_dynamic(const char *out, const char *const *extra, struct result *r)
+{
+    const char *argv[24] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    int n = 8;
+    argv[n++] = "-f";
+    argv[n++] = "-o";
+    argv[n++] = out;
+    for (; *extra; extra++)
+        argv[n++] = *extra;
+    argv[n++] = demo_dynamic;
+    argv[n++] = "--";
+    argv[n++] = "-f";
+    argv[n++] = "50";
+    assert_int_equal(run_command((char *const *)argv, work, 300, r), 0);
+}
+
+/* The board is a static busybox: no loader, no libc. The loader and the
+ * libraries come from the cross toolchain's sysroot, into the board's cache. */
+static void a_dynamic_program_runs_with_the_loader_and_libraries_brought(void **state)
+{
+    (void)state;
+    char out[600], record[640];
+    snprintf(out, sizeof out, "%s/dynamic.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
+    const char *none[] = {NULL};
+    struct result r;
+    run_dynamic(out, none, &r);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, "lacks the program's loader: it runs through the loader and 2 "
+                                  "libraries from "));
+    /* Exact counts: 50 frames of 31 zones, 50 inference frames beside the
+     * default ones, as the demo printed them. */
+    assert_non_null(strstr(r.out, "total=1550"));
+    assert_non_null(strstr(r.out, "  events    "));
+    assert_non_null(strstr(r.out, " (1550 zones, 52 frames)\n"));
+    assert_non_null(strstr(r.out, "  program   exit status 0\n"));
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"loader\": \"/lib/ld-linux-riscv64-lp64d.so.1\""));
+    assert_non_null(strstr(json, "\"libc.so.6\""));
+    free(json);
+    result_free(&r);
+
+    const char *stats[] = {report, "stats", out, NULL};
+    assert_int_equal(run_command((char *const *)stats, work, 60, &r), 0);
+    assert_status(&r, 0);
+    const char *matmul = strstr(r.out, "matmul ");
+    assert_non_null(matmul);
+    int count = 0;
+    assert_int_equal(sscanf(matmul, "matmul %*s %d", &count), 1);
+    assert_int_equal(count, 750);
+    result_free(&r);
+
+    /* A second run finds every file in the board's cache. */
+    run_dynamic(out, none, &r);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, "all from the board's cache"));
+    assert_null(strstr(r.err, "upload libc.so.6"));
+    assert_non_null(strstr(r.out, " (1550 zones, 52 frames)\n"));
+    result_free(&r);
+}
+
+static void no_bring_libs_refuses_naming_the_missing_loader(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/refused.tracy", work);
+    const char *refuse[] = {"--no-bring-libs", NULL};
+    struct result r;
+    run_dynamic(out, refuse, &r);
+    assert_status(&r, 7);
+    assert_non_null(strstr(r.err, "the loader /lib/ld-linux-riscv64-lp64d.so.1 (the program's "
+                                  "interpreter) is not on the board"));
+    assert_non_null(strstr(r.err, "drop --no-bring-libs"));
+    assert_int_equal(file_size(out), -1);
+    result_free(&r);
+
+    /* A sysroot without the program's libraries is named in the error. */
+    const char *empty[] = {"--sysroot", work, NULL};
+    run_dynamic(out, empty, &r);
+    assert_status(&r, 3);
+    assert_non_null(strstr(r.err, "is not in the sysroot"));
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR DEMO REPORT\n", argv[0]);
+    if (argc != 7) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR DEMO REPORT DEMO_DYNAMIC\n",
+                argv[0]);
         return 2;
     }
     boardtrace = argv[1];
@@ -68,8 +157,11 @@ int main(int argc, char **argv)
     board_dir = argv[3];
     demo = argv[4];
     report = argv[5];
+    demo_dynamic = argv[6];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
+        cmocka_unit_test(a_dynamic_program_runs_with_the_loader_and_libraries_brought),
+        cmocka_unit_test(no_bring_libs_refuses_naming_the_missing_loader),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

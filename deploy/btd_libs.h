@@ -1,0 +1,89 @@
+/* Dynamically linked programs on boards that lack their loader, libraries or
+ * symbol versions: what the program needs (read on the host), what the
+ * board lacks (asked of the board's own loader), and bringing the loader
+ * and every library from the toolchain's sysroot into a per-board cache the
+ * program is started from, without touching the board's own libraries.
+ *
+ * Host side in btd_libs.c; board side in btd_libs_board.c. */
+#ifndef BTD_LIBS_H
+#define BTD_LIBS_H
+
+#include "btd_buf.h"
+#include "btd_elf_dyn.h"
+#include "btd_ssh.h"
+#include "btd_xfer.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum { BTD_LIBS_MAX = 64 };
+
+/* One file brought to the board: its name there (the name it is asked for
+ * by, DT_NEEDED or the interpreter's file name) and its file on the host. */
+struct btd_lib {
+    char name[BTD_DYN_NAME];
+    char path[4096];
+    uint64_t size;
+    char sha[65];
+    bool cached; /* already in the board's cache (btd_libs_bring) */
+};
+
+struct btd_libs {
+    char sysroot[4096];
+    char interp[256]; /* the program's PT_INTERP */
+    bool glibc;       /* the loader takes glibc's options (--inhibit-cache) */
+    int loader;       /* index in libs of the interpreter */
+    struct btd_lib libs[BTD_LIBS_MAX];
+    int count;
+    uint64_t bytes;
+    /* Filled by btd_libs_bring: */
+    char cache[1200];    /* the board's cache folder, "" when none could be used */
+    int uploaded;        /* files sent this run */
+    uint64_t sent_bytes; /* their bytes */
+};
+
+/* The GNU triple boardtrace's toolchain files use for ARCH, or NULL. */
+const char *btd_libs_triple(const char *arch);
+
+/* The sysroot to bring libraries from: GIVEN (--sysroot), else
+ * $BOARDTRACE_SYSROOT, else the cross compiler's for ARCH (asked with
+ * -print-sysroot, then -print-file-name=libc.so.6), else /usr/<triple>.
+ * Returns 0, or -1 with err listing where it looked. */
+int btd_libs_sysroot(const char *arch, const char *given, char *out, size_t outlen, char *err,
+                     size_t errlen);
+
+/* Everything PROGRAM (parsed as prog) loads, resolved in SYSROOT: its
+ * interpreter and the closure of DT_NEEDED (searching each file's runpath,
+ * then the sysroot's library folders), every file checked to be an ELF of
+ * the program's machine and to define each symbol version asked of it.
+ * Returns 0, or -1 with err naming the missing file or version. */
+int btd_libs_resolve(const char *program, const struct btd_elf_dyn *prog, const char *sysroot,
+                     struct btd_libs *libs, char *err, size_t errlen);
+
+/* What the board's own loader says of the uploaded program. */
+struct btd_libs_check {
+    bool interp_present;     /* the program's interpreter exists on the board */
+    bool listed;             /* the loader's --list ran and exited 0 */
+    struct btd_buf problems; /* one line per missing library or version */
+};
+
+/* Asks the board: does the interpreter exist, and what does it say with
+ * --list about REMOTE_PROGRAM (missing libraries, missing versions)? Returns
+ * 0, or -1 with err when the command itself failed. */
+int btd_libs_board_check(struct btd_conn *c, const char *interp, const char *remote_program,
+                         struct btd_libs_check *out, char *err, size_t errlen);
+
+/* Parses the output of a loader's --list (glibc's or musl's) into problem
+ * lines (exposed for tests). */
+void btd_libs_parse_list(const char *text, struct btd_buf *problems);
+
+/* Brings libs to the board: the files missing from the cache beside
+ * RUN_DIR (boardtrace-libs-<uid>, private, by SHA-256) are uploaded and
+ * verified, then RUN_DIR/lib holds a link per name. When the cache cannot be
+ * used the files go into RUN_DIR/lib itself. Returns 0, or -1 with err. */
+int btd_libs_bring(struct btd_conn *c, const struct btd_xfer_options *xo, const char *run_dir,
+                   struct btd_libs *libs, char *err, size_t errlen);
+
+void btd_libs_check_free(struct btd_libs_check *c);
+
+#endif
