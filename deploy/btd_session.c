@@ -206,6 +206,18 @@ static void report(struct btd_session *s, const char *ev)
 #undef IS
 }
 
+static void remember_line(struct btd_session *s, const char *line, size_t len)
+{
+    if (len && line[len - 1] == '\r')
+        len--;
+    char *slot = s->tail[s->tail_next];
+    size_t max = sizeof s->tail[0] - 1;
+    snprintf(slot, sizeof s->tail[0], "%.*s", (int)(len < max ? len : max), line);
+    s->tail_next = (s->tail_next + 1) % BTD_SESSION_TAIL_LINES;
+    if (s->tail_count < BTD_SESSION_TAIL_LINES)
+        s->tail_count++;
+}
+
 static void stderr_data(struct btd_session *s, const char *data, size_t len)
 {
     size_t tlen = strlen(s->token);
@@ -219,6 +231,7 @@ static void stderr_data(struct btd_session *s, const char *data, size_t len)
             report(s, line + tlen + 1);
         } else {
             fwrite(line, 1, s->errline.len, stderr);
+            remember_line(s, line, s->errline.len - 1);
         }
         btd_buf_clear(&s->errline);
     }
@@ -348,8 +361,18 @@ void btd_session_not_ready_error(const struct btd_session *s, const struct btd_b
                   program->name, what);
     else if (!s->program_exited || s->program_stopped)
         btd_error("the program %s %s; raise --ready-timeout for slow starts", program->name, what);
-    else
-        btd_error("the program %s %s (see its output above)", program->name, what);
+    else if (!s->tail_count)
+        btd_error("the program %s %s; it wrote nothing on stderr", program->name, what);
+    else {
+        struct btd_buf tail = {0};
+        int first =
+            (s->tail_next - s->tail_count + BTD_SESSION_TAIL_LINES) % BTD_SESSION_TAIL_LINES;
+        for (int i = 0; i < s->tail_count; i++)
+            btd_buf_printf(&tail, "\n  | %s", s->tail[(first + i) % BTD_SESSION_TAIL_LINES]);
+        btd_error("the program %s %s; its last lines on stderr:%s", program->name, what,
+                  btd_buf_str(&tail));
+        btd_buf_free(&tail);
+    }
 }
 
 void btd_session_free(struct btd_session *s)

@@ -9,6 +9,8 @@
 
 #include <poll.h>
 
+enum { BTD_SESSION_TAIL_LINES = 5 };
+
 struct btd_session {
     struct btd_deploy *d;
     ssh_channel ch;
@@ -23,6 +25,9 @@ struct btd_session {
     bool program_stopped; /* it exited after we asked it to stop (Ctrl-C, -s) */
     int program_exit, capture_exit, capture_start_status;
     long long trace_size; /* -1: no trace reported */
+    /* The program's last lines on stderr, oldest first from tail_next. */
+    char tail[BTD_SESSION_TAIL_LINES][240];
+    int tail_count, tail_next;
     double last_data;
     /* live: called each turn with the poll results of its extra fds. */
     int (*extra_fds)(void *ctx, struct pollfd *fds, int max);

@@ -170,7 +170,10 @@ static void run_names_a_program_that_exits_before_tracing(void **state)
     struct result r = run_program(out, "BT_TEST_FAIL_AT_START=3", NULL);
     assert_status(&r, 9);
     assert_non_null(strstr(r.err, "fake-program: cannot start\n"));
+    /* Its last lines on stderr come with the error, whatever scrolled by. */
     assert_non_null(strstr(r.err, "exited with status 3 before it opened its tracing port"));
+    assert_non_null(strstr(r.err, "its last lines on stderr:\n  | fake-program: a line on stderr\n"
+                                  "  | fake-program: cannot start\n"));
     assert_null(strstr(r.err, "within"));
     assert_true(time(NULL) - start < 25);
     assert_int_equal(file_size(out), -1);
