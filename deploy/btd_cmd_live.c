@@ -115,7 +115,8 @@ static int live_work(void *ctx, struct pollfd *fds, int n)
     struct live *l = ctx;
     if (!l->announced && l->s->ready) {
         printf("live: connect the Tracy GUI to 127.0.0.1:%d (forwarded to the board's "
-               "127.0.0.1:%d); Ctrl-C stops\n",
+               "127.0.0.1:%d); at its end the program waits until a GUI has taken its data "
+               "(TRACY_NO_EXIT=1); Ctrl-C stops it\n",
                l->local_port, l->s->port);
         fflush(stdout);
         l->announced = true;

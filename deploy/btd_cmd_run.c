@@ -147,6 +147,7 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "zones", sum.zones[0] ? sum.zones : NULL);
     btd_json_string(&j, "frames", sum.frames[0] ? sum.frames : NULL);
     btd_json_string(&j, "duration", sum.duration[0] ? sum.duration : NULL);
+    btd_json_string(&j, "capture_time", sum.capture_time[0] ? sum.capture_time : NULL);
     btd_json_string(&j, "end", sum.end[0] ? sum.end : NULL);
     btd_json_end_object(&j);
     btd_json_begin_array(&j, "output");
@@ -210,9 +211,11 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     if (sum.zones[0] || sum.frames[0])
         printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
                sum.frames[0] ? sum.frames : "-");
-    printf("\n  duration  %s\n", sum.duration[0] ? sum.duration : "(the capture did not say)");
-    if (sum.end[0])
-        printf("  capture   %s\n", sum.end);
+    printf("\n  duration  %s%s\n", sum.duration[0] ? sum.duration : "(the capture did not say)",
+           sum.duration[0] ? " (the trace's span)" : "");
+    if (sum.end[0] || sum.capture_time[0])
+        printf("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
+               sum.capture_time[0] ? " in " : "", sum.capture_time);
     printf("  trace     %s (%s, %" PRIu64 " bytes, SHA-256 verified)\n", r->output, size,
            r->trace_size);
     printf("  record    %s\n", r->record_path);

@@ -119,6 +119,7 @@ void btd_capture_summarize(const char *log, struct btd_capture_summary *sum)
     btd_capture_stat(log, "Frames", sum->frames, sizeof sum->frames);
     btd_capture_stat(log, "Time span", sum->duration, sizeof sum->duration);
     btd_capture_stat(log, "Events", sum->events, sizeof sum->events);
+    btd_capture_stat(log, "Elapsed time", sum->capture_time, sizeof sum->capture_time);
     for (const char *p = log; p && *p;) {
         const char *nl = strchr(p, '\n');
         char line[512];
@@ -131,10 +132,12 @@ void btd_capture_summarize(const char *log, struct btd_capture_summary *sum)
         number_before(line, "events, ", sum->events, sizeof sum->events);
         number_before(line, "zones, ", sum->zones, sizeof sum->zones);
         number_before(line, "frames, ", sum->frames, sizeof sum->frames);
-        const char *fr = strstr(line, " frames, ");
+        const char *span = strstr(line, " span "), *took = strstr(line, " captured in ");
         double secs;
-        if (fr && sscanf(fr + 9, "%lf s,", &secs) == 1)
+        if (span && sscanf(span + 6, "%lf s,", &secs) == 1)
             snprintf(sum->duration, sizeof sum->duration, "%.2f s", secs);
+        if (took && sscanf(took + 13, "%lf s,", &secs) == 1)
+            snprintf(sum->capture_time, sizeof sum->capture_time, "%.2f s", secs);
         const char *comma = strchr(colon, ',');
         if (comma)
             snprintf(sum->end, sizeof sum->end, "%.*s", (int)(comma - colon - 2), colon + 2);

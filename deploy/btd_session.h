@@ -56,15 +56,17 @@ void btd_session_not_ready_error(const struct btd_session *s, const struct btd_b
 void btd_session_free(struct btd_session *s);
 
 /* What the capture said at the end, from either upstream tracy-capture's
- * "Frames: N / Time span: T / Zones: N" lines or boardtrace-capture's
- * "FILE: complete, N events, N zones, N frames, T s, ..." line. Fields it did
+ * "Frames: N / Time span: T / Zones: N / Elapsed time: T" lines or
+ * boardtrace-capture's "FILE: complete, N events, N zones, N frames, span T
+ * s, captured in T s, ..." line. Fields it did
  * not say stay "". */
 struct btd_capture_summary {
     char events[32];
     char zones[32];
     char frames[32];
-    char duration[64];
-    char end[64]; /* boardtrace-capture: complete, client disconnected, ... */
+    char duration[64];     /* the trace's span */
+    char capture_time[64]; /* the capture's own wall time */
+    char end[64];          /* boardtrace-capture: complete, client disconnected, ... */
 };
 
 void btd_capture_summarize(const char *log, struct btd_capture_summary *sum);

@@ -850,6 +850,7 @@ void *bt_worker_main(void *arg)
     }
     int bfd = env_flag("TRACY_NO_BROADCAST") ? -1 : bt_broadcast_open();
     int64_t last_broadcast = INT64_MIN / 2;
+    int told_waiting = 0;
     for (;;) {
         int state = atomic_load(&bt_rt.state);
         int shutdown = atomic_load(&bt_rt.shutdown);
@@ -858,6 +859,17 @@ void *bt_worker_main(void *arg)
                 if (bfd >= 0)
                     broadcast(bfd, o.only_localhost, l.port, -1);
                 break;
+            }
+            /* A program that seems to hang at its end is the usual first
+             * surprise of TRACY_NO_EXIT: say once what it waits for. */
+            if (shutdown && !told_waiting) {
+                char name[64];
+                bt_host_program_name(name, sizeof name);
+                fprintf(stderr,
+                        "boardtrace: %s has finished and waits for a Tracy viewer or capture "
+                        "to take its data on port %u (TRACY_NO_EXIT=1)\n",
+                        name, (unsigned)l.port);
+                told_waiting = 1;
             }
             if (!bt_rt.no_exit)
                 prune_retired();

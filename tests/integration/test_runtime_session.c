@@ -733,6 +733,20 @@ static void a_wrong_protocol_version_gets_mismatch(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+/* The whole of a small file, NUL-terminated ("" when unreadable). */
+static char *read_text(const char *path)
+{
+    char *text = calloc(1, 4096);
+    assert_non_null(text);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        size_t n = fread(text, 1, 4095, f);
+        text[n] = '\0';
+        fclose(f);
+    }
+    return text;
+}
+
 static void a_second_capture_gets_not_available(void **state)
 {
     (void)state;
@@ -760,18 +774,14 @@ static void a_second_capture_gets_not_available(void **state)
     c.in = -1;
     assert_int_equal(wait_exit(&c, 30000), 0);
     /* The program said, once, that its tracing ended early. */
-    char text[1024] = "";
-    FILE *f = fopen(errpath, "r");
-    assert_non_null(f);
-    size_t n = fread(text, 1, sizeof text - 1, f);
-    fclose(f);
+    char *text = read_text(errpath);
     unlink(errpath);
-    text[n] = '\0';
     const char *said = "boardtrace: tracing stopped: the capture closed the connection\n";
     if (!strstr(text, said))
         fprintf(stderr, "program's stderr: %s\n", text);
     assert_non_null(strstr(text, said));
     assert_null(strstr(strstr(text, said) + 1, said));
+    free(text);
 }
 
 static void with_no_exit_the_program_waits_for_a_capture(void **state)
@@ -780,13 +790,33 @@ static void with_no_exit_the_program_waits_for_a_capture(void **state)
     uint16_t port = free_port();
     const char *args[] = {"idle", NULL};
     const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    char errpath[] = "/tmp/bt-session-stderr-XXXXXX";
+    int errfd = mkstemp(errpath);
+    assert_true(errfd >= 0);
+    close(errfd);
+    child_stderr = errpath;
     struct child c = spawn(traced_path, args, env);
+    child_stderr = NULL;
     assert_int_equal(wait_exit(&c, 1500), -1); /* main has returned; exit is held */
     struct bt_test_server s;
     capture(&s, "127.0.0.1", port);
     assert_true(s.terminate_seen);
     bt_ts_close(&s);
     assert_int_equal(wait_exit(&c, 30000), 0);
+    /* It said, once, what it was waiting for. */
+    char *text = read_text(errpath);
+    unlink(errpath);
+    char said[160];
+    snprintf(said, sizeof said,
+             " has finished and waits for a Tracy viewer or capture to take its data on port %u "
+             "(TRACY_NO_EXIT=1)\n",
+             (unsigned)port);
+    if (!strstr(text, said))
+        fprintf(stderr, "program's stderr: %s\n", text);
+    assert_non_null(strstr(text, "boardtrace: "));
+    assert_non_null(strstr(text, said));
+    assert_null(strstr(strstr(text, said) + 1, said));
+    free(text);
 }
 
 static void without_no_exit_an_unwatched_program_exits_at_once(void **state)

@@ -228,13 +228,15 @@ static void capture_summaries_read_both_capture_formats(void **state)
 {
     (void)state;
     struct btd_capture_summary sum;
-    btd_capture_summarize("trace.tracy: complete, 22374 events, 1550 zones, 50 frames, 0.79 s, "
-                          "received 116.6 KiB, wrote 62.0 KiB, memory 12.0 MiB\n",
+    btd_capture_summarize("trace.tracy: complete, 22374 events, 1550 zones, 50 frames, span "
+                          "0.71 s, captured in 0.79 s, received 116.6 KiB, wrote 62.0 KiB, "
+                          "memory 12.0 MiB\n",
                           &sum);
     assert_string_equal(sum.events, "22374");
     assert_string_equal(sum.zones, "1550");
     assert_string_equal(sum.frames, "50");
-    assert_string_equal(sum.duration, "0.79 s");
+    assert_string_equal(sum.duration, "0.71 s");
+    assert_string_equal(sum.capture_time, "0.79 s");
     assert_string_equal(sum.end, "complete");
     /* Upstream tracy-capture. */
     btd_capture_summarize("Connecting to 127.0.0.1:8086...\n\nFrames: 12\nTime span: 3.2 s\n"
@@ -244,6 +246,7 @@ static void capture_summaries_read_both_capture_formats(void **state)
     assert_string_equal(sum.zones, "4,321");
     assert_string_equal(sum.frames, "12");
     assert_string_equal(sum.duration, "3.2 s");
+    assert_string_equal(sum.capture_time, "3.4 s");
 }
 
 static void json_strings_escape_quotes_controls_and_newlines(void **state)

@@ -19,6 +19,11 @@
 int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uint64_t *bytes,
                     char *err, size_t errlen);
 
+/* The end of the file's timeline in ns from the program's start, as written
+ * (the last event, or the end of the program's initialisation): the span
+ * the Tracy GUI shows. */
+int64_t btc_tracy_last_time(const struct btc_model *m);
+
 /* ---- reader ----------------------------------------------------------- */
 
 struct btc_read_srcloc {

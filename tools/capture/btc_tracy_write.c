@@ -706,6 +706,12 @@ static void write_topology(struct writer *wr)
     }
 }
 
+int64_t btc_tracy_last_time(const struct btc_model *m)
+{
+    int64_t init_end = welcome_ns(&m->welcome, m->welcome.init_end);
+    return m->last_time > init_end ? m->last_time : init_end;
+}
+
 static int write_payload(struct writer *wr)
 {
     struct btc_model *m = wr->m;
@@ -721,8 +727,7 @@ static int write_payload(struct writer *wr)
         put_i64(w, 0); /* delay, dropped in 0.12.3 */
     put_i64(w, btc_ticks_to_ns(wl->timer_mul, 0, (int64_t)wl->resolution));
     put_f64(w, wl->timer_mul);
-    int64_t init_end = welcome_ns(wl, wl->init_end);
-    put_i64(w, m->last_time > init_end ? m->last_time : init_end);
+    put_i64(w, btc_tracy_last_time(m));
     put_u64(w, wl->on_demand_frames);
     put_u64(w, wl->pid);
     put_i64(w, wl->sampling_period);

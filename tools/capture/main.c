@@ -509,10 +509,13 @@ int main(int argc, char **argv)
     human_bytes((double)s->wire_bytes, in, sizeof in);
     human_bytes((double)bytes, out, sizeof out);
     human_bytes((double)s->rss_bytes, mem, sizeof mem);
-    printf("%s: %s, %llu events, %llu zones, %llu frames, %.2f s, received %s, wrote %s, "
-           "memory %s\n",
+    /* The span is the trace's own (what the GUI's timeline shows); the
+     * capture's time includes waiting for the program and the drain. */
+    printf("%s: %s, %llu events, %llu zones, %llu frames, span %.2f s, captured in %.2f s, "
+           "received %s, wrote %s, memory %s\n",
            output, end_text(cap.end), (unsigned long long)s->events, (unsigned long long)s->zones,
-           (unsigned long long)default_frames(&cap.model), s->elapsed_s, in, out, mem);
+           (unsigned long long)default_frames(&cap.model),
+           (double)btc_tracy_last_time(&cap.model) / 1e9, s->elapsed_s, in, out, mem);
     int code = cap.end == BTC_END_STREAM_ERROR ? EXIT_STREAM_ERROR : EXIT_OK;
     btc_capture_free(&cap);
     return code;

@@ -37,7 +37,8 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
     const char *events = strstr(r.out, "  events    ");
     assert_non_null(events);
     assert_true(atoll(events + 12) > 1000);
-    assert_non_null(strstr(r.out, "  capture   complete\n"));
+    assert_non_null(strstr(r.out, "  capture   complete in "));
+    assert_non_null(strstr(r.out, " s (the trace's span)\n"));
     assert_true(file_size(out) > 1000);
     char *json = read_file(record, NULL);
     assert_non_null(json);
