@@ -26,7 +26,11 @@ static const char usage_text[] =
     "                                      port to it for the Tracy GUI, until it exits\n"
     "  fetch [OPTIONS] [REMOTE]            pull (resuming) a trace left on the board;\n"
     "                                      REMOTE is a trace file or a run's folder,\n"
-    "                                      default the newest run folder there\n"
+    "                                      default the newest finished run there; a\n"
+    "                                      run's folder is removed once its trace is\n"
+    "                                      verified here (unless --keep)\n"
+    "  status [OPTIONS]                    list the runs on the board: running,\n"
+    "                                      finished (trace ready to fetch), stopped\n"
     "  check [OPTIONS]                     preflight report: reachability, host key,\n"
     "                                      authentication, architecture, disk, tracing\n"
     "\n"
@@ -62,7 +66,13 @@ static const char usage_text[] =
     "  --remote-dir DIR           folder on the board for the private temporary\n"
     "                             folder (default ${TMPDIR:-/tmp} on the board)\n"
     "  --keep                     keep the board's folder (default: removed after a\n"
-    "                             successful run)\n"
+    "                             successful run or fetch)\n"
+    "  --detach                   run: return once the program traces; the run goes\n"
+    "                             on on the board (see status, fetch)\n"
+    "  --stop                     fetch: stop a run still going on, then fetch it\n"
+    "  --reconnect N              run: after a lost connection, try N times over\n"
+    "                             about a minute to connect again (default 6; 0: do\n"
+    "                             not, say how to fetch the run later)\n"
     "  --ready-timeout N          seconds the program has to open its tracing port\n"
     "                             (default 30)\n"
     "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
@@ -89,6 +99,8 @@ static const char usage_text[] =
     "\n"
     "Ctrl-C once stops the program on the board and keeps what was captured (run\n"
     "still pulls it); twice leaves at once, the board's folder stays for fetch.\n"
+    "A run outlives a lost SSH connection: run connects again (for about a\n"
+    "minute) and follows it where it was, or says how to fetch it later.\n"
     "\n"
     "Exit status: 0 ok; 2 usage; 3 local files (unreadable, not ELF or cut short,\n"
     "architectures disagree, no capture); 4 connect; 5 host key; 6 authentication;\n"
@@ -110,6 +122,9 @@ enum {
     OPT_STALL_TIMEOUT,
     OPT_SYSROOT,
     OPT_NO_BRING_LIBS,
+    OPT_DETACH,
+    OPT_STOP,
+    OPT_RECONNECT,
     OPT_HELP,
     OPT_VERSION,
 };
@@ -135,6 +150,9 @@ static const struct option long_options[] = {
     {"local-port", required_argument, NULL, 'L'},
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"no-bring-libs", no_argument, NULL, OPT_NO_BRING_LIBS},
+    {"detach", no_argument, NULL, OPT_DETACH},
+    {"stop", no_argument, NULL, OPT_STOP},
+    {"reconnect", required_argument, NULL, OPT_RECONNECT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
@@ -164,8 +182,14 @@ static int option_allowed(enum btd_command c, int opt)
         return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
     case 'f':
         return c == BTD_CMD_RUN;
-    case OPT_ENV:
+    case OPT_DETACH:
+    case OPT_RECONNECT:
+        return c == BTD_CMD_RUN;
+    case OPT_STOP:
+        return c == BTD_CMD_FETCH;
     case OPT_KEEP:
+        return c == BTD_CMD_RUN || c == BTD_CMD_LIVE || c == BTD_CMD_FETCH;
+    case OPT_ENV:
     case OPT_READY_TIMEOUT:
     case OPT_SYSROOT:
     case OPT_NO_BRING_LIBS:
@@ -183,6 +207,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     o->local_port = 8086;
     o->ready_timeout = 30;
     o->stall_timeout = 60;
+    o->reconnect_tries = 6;
     if (argc < 2) {
         fputs(usage_text, stderr);
         return BTD_EXIT_USAGE;
@@ -205,8 +230,11 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         o->command = BTD_CMD_FETCH;
     else if (strcmp(cmd, "check") == 0)
         o->command = BTD_CMD_CHECK;
+    else if (strcmp(cmd, "status") == 0)
+        o->command = BTD_CMD_STATUS;
     else {
-        btd_error("unknown command '%s' (expected run, live, fetch or check; see --help)", cmd);
+        btd_error("unknown command '%s' (expected run, live, fetch, status or check; see --help)",
+                  cmd);
         return BTD_EXIT_USAGE;
     }
     o->env = btd_xmalloc(sizeof *o->env * (size_t)argc);
@@ -321,6 +349,16 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         case OPT_NO_BRING_LIBS:
             o->no_bring_libs = true;
             break;
+        case OPT_DETACH:
+            o->detach = true;
+            break;
+        case OPT_STOP:
+            o->stop = true;
+            break;
+        case OPT_RECONNECT:
+            if (parse_int("--reconnect", optarg, 0, 6, &o->reconnect_tries) != 0)
+                return BTD_EXIT_USAGE;
+            break;
         case 'h':
         case OPT_HELP:
             fputs(usage_text, stdout);
@@ -362,8 +400,9 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         o->remote_path = rest ? restv[0] : NULL;
         break;
     case BTD_CMD_CHECK:
+    case BTD_CMD_STATUS:
         if (rest > 0) {
-            btd_error("check: unexpected argument '%s'", restv[0]);
+            btd_error("%s: unexpected argument '%s'", cmd, restv[0]);
             return BTD_EXIT_USAGE;
         }
         break;

@@ -11,6 +11,7 @@ enum btd_command {
     BTD_CMD_LIVE,
     BTD_CMD_FETCH,
     BTD_CMD_CHECK,
+    BTD_CMD_STATUS,
 };
 
 struct btd_options {
@@ -34,6 +35,9 @@ struct btd_options {
     int stall_timeout;   /* seconds a transfer may stand still */
     const char *sysroot; /* run, live: where brought libraries come from */
     bool no_bring_libs;  /* run, live: refuse instead of bringing them */
+    bool detach;         /* run: return once the program traces */
+    bool stop;           /* fetch: stop a run still going on first */
+    int reconnect_tries; /* run: after a lost connection, 0 none */
     const char *program;
     char **args;
     int arg_count;

@@ -1,61 +1,136 @@
-/* `boardtrace fetch`: pull a trace an interrupted run left on the board,
- * continuing a partial download (FILE.part) where it stopped. */
+/* `boardtrace fetch`: pull the trace of a run left on the board (detached,
+ * interrupted, or whose host lost its connection), continuing a partial
+ * download (FILE.part) where it stopped; the run's folder goes once the
+ * trace is verified here. */
 #define _GNU_SOURCE
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
+#include "btd_runs.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
-/* The trace to fetch: REMOTE itself, REMOTE/trace.tracy for a run's folder,
- * or the newest run folder's trace under the base folder. */
-static int resolve_remote(struct btd_deploy *d, char *out, size_t outlen)
+/* What to fetch: a run's folder (REMOTE itself, or the newest run with a
+ * trace that is not still going on) or a bare trace file. */
+struct target {
+    char trace[1200];
+    bool is_run;
+    struct btd_run_info run;
+};
+
+static int find_run(struct btd_deploy *d, const char *only, struct target *t)
 {
     const struct btd_options *o = d->o;
-    struct btd_buf cmd = {0}, res = {0}, errout = {0};
-    if (o->remote_path) {
-        btd_buf_puts(&cmd, "r=");
-        btd_quote_append(&cmd, o->remote_path);
-        btd_buf_puts(&cmd, "; if [ -d \"$r\" ]; then r=$r/trace.tracy; fi; "
-                           "[ -f \"$r\" ] && printf '%s\\n' \"$r\"");
-    } else {
-        btd_buf_puts(&cmd, "base=");
-        if (o->remote_dir)
-            btd_quote_append(&cmd, o->remote_dir);
-        else
-            btd_buf_puts(&cmd, "${TMPDIR:-/tmp}");
-        btd_buf_puts(&cmd, "; ls -dt \"$base\"/boardtrace.*/trace.tracy 2>/dev/null | head -n 1");
-    }
+    struct btd_runs runs;
     char err[600];
-    int rc = btd_ssh_exec(&d->conn, btd_buf_str(&cmd), NULL, 0, &res, &errout, 60, err, sizeof err);
+    if (btd_runs_list(&d->conn, o->remote_dir, only, &runs, err, sizeof err) != 0) {
+        btd_error("%s: %s", d->conn.where, err);
+        return BTD_EXIT_PULL;
+    }
+    int pick = -1, running = -1;
+    for (int i = 0; i < runs.count && pick < 0; i++) {
+        if (runs.runs[i].state == BTD_RUN_RUNNING && !o->stop) {
+            if (running < 0)
+                running = i;
+            if (!only)
+                continue;
+        }
+        if (runs.runs[i].has_trace || runs.runs[i].state == BTD_RUN_RUNNING)
+            pick = i;
+    }
     int status = BTD_EXIT_OK;
+    if (pick >= 0) {
+        t->is_run = true;
+        t->run = runs.runs[pick];
+        snprintf(t->trace, sizeof t->trace, "%s/trace.tracy", t->run.dir);
+    } else if (running >= 0) {
+        btd_error("the run in %s on %s is still going on; fetch it once it has finished "
+                  "(boardtrace status shows it), or add --stop to stop its program now",
+                  runs.runs[running].dir, d->conn.where);
+        status = BTD_EXIT_PULL;
+    } else if (!only) {
+        btd_error("no trace left by a run on %s under %s/boardtrace.*/", d->conn.where,
+                  o->remote_dir ? o->remote_dir : "${TMPDIR:-/tmp}");
+        status = BTD_EXIT_PULL;
+    } else {
+        status = -1; /* not a run's folder */
+    }
+    btd_runs_free(&runs);
+    return status;
+}
+
+/* REMOTE as a plain trace file. */
+static int find_file(struct btd_deploy *d, struct target *t)
+{
+    struct btd_buf cmd = {0}, res = {0};
+    btd_buf_puts(&cmd, "r=");
+    btd_quote_append(&cmd, d->o->remote_path);
+    btd_buf_puts(&cmd, "; [ -f \"$r\" ] && printf '%s\\n' \"$r\"");
+    char err[600];
+    int rc = btd_ssh_exec(&d->conn, btd_buf_str(&cmd), NULL, 0, &res, NULL, 60, err, sizeof err);
     size_t n = res.len;
     while (n && res.data[n - 1] == '\n')
         n--;
+    int status = BTD_EXIT_OK;
     if (rc < 0) {
         btd_error("%s", err);
         status = BTD_EXIT_PULL;
-    } else if (n == 0 || n >= outlen) {
-        if (o->remote_path)
-            btd_error("%s: no trace there on %s (expected a trace file or a run's folder "
-                      "holding trace.tracy)",
-                      o->remote_path, d->conn.where);
-        else
-            btd_error("no trace left by a run on %s under %s/boardtrace.*/", d->conn.where,
-                      o->remote_dir ? o->remote_dir : "${TMPDIR:-/tmp}");
+    } else if (n == 0 || n >= sizeof t->trace) {
+        btd_error("%s: no trace there on %s (expected a trace file or a run's folder holding "
+                  "trace.tracy)",
+                  d->o->remote_path, d->conn.where);
         status = BTD_EXIT_PULL;
     } else {
-        memcpy(out, res.data, n);
-        out[n] = '\0';
+        memcpy(t->trace, res.data, n);
+        t->trace[n] = '\0';
     }
     btd_buf_free(&cmd);
     btd_buf_free(&res);
-    btd_buf_free(&errout);
     return status;
+}
+
+/* --stop: asks the run's supervisor to stop its program, then waits (up to
+ * the capture's own grace) until the run has finished. */
+static int stop_run(struct btd_deploy *d, struct target *t)
+{
+    struct btd_buf cmd = {0};
+    btd_buf_puts(&cmd, "touch ");
+    btd_quote_append(&cmd, t->run.dir);
+    btd_buf_puts(&cmd, "/stop");
+    char err[600];
+    int rc = btd_ssh_exec(&d->conn, btd_buf_str(&cmd), NULL, 0, NULL, NULL, 30, err, sizeof err);
+    btd_buf_free(&cmd);
+    if (rc != 0) {
+        btd_error("cannot ask the run in %s to stop: %s", t->run.dir,
+                  rc < 0 ? err : "touch failed");
+        return BTD_EXIT_PULL;
+    }
+    btd_note("asked the run in %s to stop its program; waiting for its trace", t->run.dir);
+    for (double end = btd_now() + 180; btd_now() < end && btd_interrupted == 0;) {
+        sleep(1);
+        struct btd_runs runs;
+        if (btd_runs_list(&d->conn, NULL, t->run.dir, &runs, err, sizeof err) != 0) {
+            btd_error("%s: %s", d->conn.where, err);
+            return BTD_EXIT_PULL;
+        }
+        bool done = runs.count == 1 && runs.runs[0].state != BTD_RUN_RUNNING;
+        if (done)
+            t->run = runs.runs[0];
+        btd_runs_free(&runs);
+        if (!done)
+            continue;
+        if (t->run.has_trace)
+            return BTD_EXIT_OK;
+        btd_error("the run in %s left no trace", t->run.dir);
+        return BTD_EXIT_CAPTURE;
+    }
+    btd_error("the run in %s did not finish within 3 minutes of being asked to stop", t->run.dir);
+    return btd_interrupted ? BTD_EXIT_INTERRUPTED : BTD_EXIT_PULL;
 }
 
 int btd_cmd_fetch(const struct btd_options *o)
@@ -63,12 +138,17 @@ int btd_cmd_fetch(const struct btd_options *o)
     struct btd_deploy d = {.o = o, .t_start = btd_now()};
     btd_install_signals();
     int status = btd_deploy_connect(&d);
-    char remote[1200];
-    if (status == BTD_EXIT_OK)
-        status = resolve_remote(&d, remote, sizeof remote);
+    struct target t = {0};
     if (status == BTD_EXIT_OK) {
-        const char *base = strrchr(remote, '/');
-        const char *out = o->output ? o->output : base ? base + 1 : remote;
+        status = find_run(&d, o->remote_path, &t);
+        if (status == -1)
+            status = find_file(&d, &t);
+    }
+    if (status == BTD_EXIT_OK && t.is_run && t.run.state == BTD_RUN_RUNNING)
+        status = stop_run(&d, &t);
+    if (status == BTD_EXIT_OK) {
+        const char *base = strrchr(t.trace, '/');
+        const char *out = o->output ? o->output : base ? base + 1 : t.trace;
         struct stat st;
         if (stat(out, &st) == 0 && S_ISDIR(st.st_mode)) {
             btd_error("-o %s: expected a file name for the trace, found a folder", out);
@@ -77,12 +157,21 @@ int btd_cmd_fetch(const struct btd_options *o)
         }
         uint64_t size = 0;
         char sha[65];
-        status = btd_pull(&d.conn, &d.xo, remote, out, true, BTD_SIZE_UNKNOWN, &size, sha);
+        status = btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, &size, sha);
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);
             printf("fetched %s:%s -> %s (%s, %" PRIu64 " bytes, SHA-256 %s verified)\n",
-                   d.conn.where, remote, out, s, size, sha);
+                   d.conn.where, t.trace, out, s, size, sha);
+            /* The run's folder has served its purpose once its trace is
+             * verified here. */
+            char err[600];
+            if (t.is_run && o->keep)
+                btd_note("kept %s on %s", t.run.dir, d.conn.where);
+            else if (t.is_run && btd_board_remove_dir(&d.conn, t.run.dir, err, sizeof err) != 0)
+                btd_warn("%s", err);
+            else if (t.is_run)
+                btd_note("removed %s from %s", t.run.dir, d.conn.where);
         }
     }
     btd_conn_close(&d.conn);

@@ -204,10 +204,10 @@ int btd_cmd_live(const struct btd_options *o)
         drop(&l, 0);
     close(l.listen_fd);
     if (d.conn.session && ssh_is_connected(d.conn.session)) {
-        if (s.awaiting) {
-            if (btd_session_finish(&s, !(o->keep || leave)))
+        if (s.started) {
+            if (btd_session_finish(&s, s.finished && !(o->keep || leave)))
                 d.board.dir[0] = '\0';
-            else if (o->keep || leave)
+            else if (o->keep || leave || !s.finished)
                 btd_note("kept %s on %s", d.board.dir, d.conn.where);
         } else {
             btd_deploy_cleanup(&d, o->keep || leave);

@@ -251,6 +251,33 @@ static void fetch_hint(const struct btd_options *o, const char *dir, const char 
     btd_buf_free(&b);
 }
 
+/* run --detach: the program traces; say where the run is and how to get it. */
+static void detached(const struct btd_deploy *d, const struct btd_session *s, const char *output)
+{
+    struct btd_buf conn = {0};
+    btd_buf_puts(&conn, "--host ");
+    btd_quote_append(&conn, d->o->host);
+    const char *pairs[][2] = {
+        {"-i", d->o->identity}, {"-F", d->o->ssh_config}, {"--known-hosts", d->o->known_hosts}};
+    for (size_t i = 0; i < sizeof pairs / sizeof *pairs; i++) {
+        if (pairs[i][1]) {
+            btd_buf_printf(&conn, " %s ", pairs[i][0]);
+            btd_quote_append(&conn, pairs[i][1]);
+        }
+    }
+    struct btd_buf dir = {0}, out = {0};
+    btd_quote_append(&dir, d->board.dir);
+    btd_quote_append(&out, output);
+    printf("detached: %s runs on %s in %s (tracing port %d)\n"
+           "  its state:  boardtrace status %s\n"
+           "  its trace:  boardtrace fetch %s -o %s %s   (add --stop to end it first)\n",
+           d->program.name, d->conn.where, d->board.dir, s->port, btd_buf_str(&conn),
+           btd_buf_str(&conn), btd_buf_str(&out), btd_buf_str(&dir));
+    btd_buf_free(&conn);
+    btd_buf_free(&dir);
+    btd_buf_free(&out);
+}
+
 /* Whether two paths name one file (through links, ./ or another name). */
 static bool same_file(const char *a, const char *b)
 {
@@ -349,10 +376,20 @@ int btd_cmd_run(const struct btd_options *o)
     bool leave = false; /* keep the board's folder for a later fetch */
     if (status == BTD_EXIT_OK) {
         int port = btd_board_free_port(&d.board);
+        s.reconnect = true;
+        s.until_ready = o->detach;
         status = btd_session_start(&s, &d, d.capture.name, port);
         if (status == BTD_EXIT_OK)
             status = btd_session_wait(&s);
         d.t_run = btd_now();
+        if (status == BTD_EXIT_OK && o->detach && s.ready && !s.finished) {
+            detached(&d, &s, r.output);
+            btd_session_free(&s);
+            btd_conn_close(&d.conn);
+            free(d.libs);
+            free(owned_output);
+            return BTD_EXIT_OK;
+        }
         if (status == BTD_EXIT_INTERRUPTED)
             leave = true;
         if (status == BTD_EXIT_OK) {
@@ -400,15 +437,16 @@ int btd_cmd_run(const struct btd_options *o)
         }
     }
     bool connected = d.conn.session && ssh_is_connected(d.conn.session);
+    /* A run the supervisor did not finish goes on on the board: its folder
+     * stays for fetch. */
+    if (s.started && !s.finished)
+        leave = true;
     bool clean = !leave && !o->keep;
-    if (s.awaiting && connected) {
-        /* The supervisor removes its own folder: no extra round trip. */
+    if (s.started && connected) {
         if (btd_session_finish(&s, clean))
             d.board.dir[0] = '\0';
         else if (o->keep)
             btd_note("kept %s on %s", d.board.dir, d.conn.where);
-        else if (clean)
-            btd_warn("the board did not confirm removing %s", d.board.dir);
     } else if (connected && !leave) {
         btd_deploy_cleanup(&d, o->keep);
     }

@@ -62,7 +62,9 @@ static void board_name(const char *path, const char *prefix, char *out, size_t o
     if (out[0] == '.' || out[0] == '-')
         out[0] = '_';
     /* The supervisor's own files in the folder (btd_supervisor.c). */
-    static const char *const reserved[] = {"trace.tracy", "cap.fifo", "stop"};
+    static const char *const reserved[] = {
+        "trace.tracy", "cap.fifo",       "stop",     "out.fifo",     "err.fifo", "out.log",
+        "err.log",     "supervisor.pid", "finished", "program.name", "lib"};
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
         if (strcmp(out, reserved[i]) == 0) {
             char copy[16];

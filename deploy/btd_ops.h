@@ -48,6 +48,7 @@ int btd_cmd_run(const struct btd_options *o);
 int btd_cmd_live(const struct btd_options *o);
 int btd_cmd_fetch(const struct btd_options *o);
 int btd_cmd_check(const struct btd_options *o);
+int btd_cmd_status(const struct btd_options *o);
 
 /* Reads a binary's ELF header (and size, toolchain). */
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role);

@@ -1,13 +1,14 @@
 /* The board-side supervisor of `boardtrace run` and `live`: a busybox sh
  * script that verifies the uploads, starts the capture, then the program,
  * checks readiness, bounds every wait, reports on stderr with tagged lines,
- * and at the end waits for the host's verdict on its folder (clean or keep). */
+ * and runs on when the SSH connection is lost (the logs keep everything). */
 #ifndef BTD_RUN_H
 #define BTD_RUN_H
 
 #include "btd_buf.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 struct btd_supervisor {
     const char *dir;         /* private folder on the board */
@@ -30,5 +31,12 @@ struct btd_supervisor {
 
 /* Appends the script to cmd. Every value from the user is quoted. */
 void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s);
+
+/* A command that streams a running (or finished) run's out.log to stdout
+ * and err.log to stderr from the given byte offsets, until the supervisor
+ * has finished: what a host that lost its connection runs to pick up where
+ * it was. */
+void btd_follower_script(struct btd_buf *cmd, const char *dir, uint64_t out_bytes,
+                         uint64_t err_bytes);
 
 #endif

@@ -64,6 +64,7 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
                   ssh_get_error(d->conn.session));
         rc = BTD_EXIT_START;
     }
+    s->started = rc == BTD_EXIT_OK;
     btd_debug("supervisor script:\n%s", btd_buf_str(&cmd));
     btd_buf_free(&cmd);
     s->last_data = btd_now();
@@ -156,10 +157,8 @@ static void report(struct btd_session *s, const char *ev)
     } else if (IS("corrupt")) {
         s->corrupt = true;
         snprintf(s->corrupt_what, sizeof s->corrupt_what, "%s", arg);
-    } else if (IS("await")) {
-        s->awaiting = true;
-    } else if (IS("cleaned")) {
-        s->cleaned = true;
+    } else if (IS("finished")) {
+        s->finished = true;
     } else if (IS("capture")) {
         const char *shown = arg;
         for (const char *q = arg; *q; q++)
@@ -253,6 +252,72 @@ static void request_stop(struct btd_session *s)
     s->stop_sent = true;
 }
 
+/* Opens the connection again and follows the run's logs from where the
+ * lost channel stopped. Returns 0, or -1 after the last try. */
+static int pick_up(struct btd_session *s)
+{
+    static const int waits[] = {1, 2, 4, 8, 15, 30};
+    struct btd_deploy *d = s->d;
+    if (s->ch) {
+        ssh_channel_free(s->ch);
+        s->ch = NULL;
+    }
+    size_t tries = (size_t)d->o->reconnect_tries;
+    if (tries > sizeof waits / sizeof *waits)
+        tries = sizeof waits / sizeof *waits;
+    for (size_t i = 0; i < tries && btd_interrupted < 2; i++) {
+        btd_note("lost the connection to %s; the run goes on there; connecting again in %d s "
+                 "(try %zu of %zu)",
+                 d->conn.where, waits[i], i + 1, tries);
+        for (double end = btd_now() + waits[i]; btd_now() < end && btd_interrupted < 2;)
+            usleep(100000);
+        btd_conn_close(&d->conn);
+        if (btd_deploy_connect(d) != BTD_EXIT_OK)
+            continue;
+        struct btd_buf cmd = {0};
+        btd_follower_script(&cmd, d->board.dir, s->out_bytes, s->err_bytes);
+        s->ch = ssh_channel_new(d->conn.session);
+        int ok = s->ch && ssh_channel_open_session(s->ch) == SSH_OK &&
+                 ssh_channel_request_exec(s->ch, btd_buf_str(&cmd)) == SSH_OK;
+        btd_buf_free(&cmd);
+        if (ok) {
+            s->reconnects++;
+            s->last_data = btd_now();
+            btd_note("connected to %s again; following the run from where it was", d->conn.where);
+            return 0;
+        }
+        if (s->ch) {
+            ssh_channel_free(s->ch);
+            s->ch = NULL;
+        }
+    }
+    return -1;
+}
+
+/* What the channel said since the last turn; -1 when the connection is
+ * lost, else whether anything came. */
+static int read_channel(struct btd_session *s, char *buf, size_t len)
+{
+    bool got = false;
+    for (int stream = 0; stream < 2; stream++) {
+        int n = ssh_channel_read_nonblocking(s->ch, buf, (uint32_t)len, stream);
+        if (n == SSH_ERROR)
+            return -1;
+        if (n > 0) {
+            got = true;
+            if (stream == 0) {
+                s->out_bytes += (uint64_t)n;
+                fwrite(buf, 1, (size_t)n, stdout);
+                fflush(stdout);
+            } else {
+                s->err_bytes += (uint64_t)n;
+                stderr_data(s, buf, (size_t)n);
+            }
+        }
+    }
+    return got;
+}
+
 int btd_session_wait(struct btd_session *s)
 {
     char buf[16384];
@@ -264,31 +329,31 @@ int btd_session_wait(struct btd_session *s)
         }
         if (btd_interrupted == 1 && !s->stop_sent)
             request_stop(s);
-        bool got = false;
-        for (int stream = 0; stream < 2; stream++) {
-            int n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, stream);
-            if (n == SSH_ERROR) {
+        int got = read_channel(s, buf, sizeof buf);
+        bool lost = got < 0 || ((ssh_channel_is_eof(s->ch) || ssh_channel_is_closed(s->ch)) &&
+                                !ssh_is_connected(s->d->conn.session));
+        if (lost && !s->finished) {
+            if (!s->reconnect) {
                 btd_error("lost the connection to %s while the program ran: %s", s->d->conn.where,
                           ssh_get_error(s->d->conn.session));
                 return BTD_EXIT_START;
             }
-            if (n > 0) {
-                got = true;
-                if (stream == 0) {
-                    fwrite(buf, 1, (size_t)n, stdout);
-                    fflush(stdout);
-                } else {
-                    stderr_data(s, buf, (size_t)n);
-                }
+            if (pick_up(s) != 0) {
+                if (s->d->o->reconnect_tries)
+                    btd_error("could not reach %s again; the run goes on there", s->d->conn.where);
+                else
+                    btd_error("lost the connection to %s; the run goes on there", s->d->conn.where);
+                return BTD_EXIT_START;
             }
+            continue;
         }
         int nfds = 1;
         fds[0] = (struct pollfd){.fd = ssh_get_fd(s->d->conn.session), .events = POLLIN};
         if (s->extra_fds)
             nfds += s->extra_fds(s->extra_ctx, fds + 1, 63);
-        if (s->awaiting)
+        if (s->finished || (s->until_ready && (s->ready || s->not_ready)))
             break;
-        if (got) {
+        if (got > 0) {
             s->last_data = btd_now();
         } else if (ssh_channel_is_eof(s->ch) || ssh_channel_is_closed(s->ch)) {
             break;
@@ -311,37 +376,46 @@ int btd_session_wait(struct btd_session *s)
     }
     /* Output that came in the same packets as the last report. */
     int n;
-    while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0)
+    while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0) {
+        s->out_bytes += (uint64_t)n;
         fwrite(buf, 1, (size_t)n, stdout);
+    }
     fflush(stdout);
-    if (s->errline.len && !s->awaiting)
+    if (s->errline.len && !s->finished)
         fwrite(s->errline.data, 1, s->errline.len, stderr);
     return BTD_EXIT_OK;
 }
 
 bool btd_session_finish(struct btd_session *s, bool clean)
 {
-    if (!s->ch || !s->awaiting)
-        return false;
-    const char *verdict = clean ? "clean\n" : "keep\n";
-    if (ssh_channel_write(s->ch, verdict, (uint32_t)strlen(verdict)) < 0)
-        return false;
-    ssh_channel_send_eof(s->ch);
-    char buf[4096];
-    double end = btd_now() + 60;
-    while (btd_now() < end && !ssh_channel_is_eof(s->ch) && !ssh_channel_is_closed(s->ch)) {
-        int n = ssh_channel_read_timeout(s->ch, buf, sizeof buf, 1, 200);
-        if (n == SSH_ERROR)
-            break;
-        if (n > 0)
-            stderr_data(s, buf, (size_t)n);
-        while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0)
-            fwrite(buf, 1, (size_t)n, stdout);
+    if (s->ch) {
+        /* The tees end with the supervisor; whatever the channel still
+         * holds is what the run printed last. */
+        char buf[4096];
+        double end = btd_now() + 5;
+        while (btd_now() < end && !ssh_channel_is_eof(s->ch) && !ssh_channel_is_closed(s->ch)) {
+            int n = ssh_channel_read_timeout(s->ch, buf, sizeof buf, 0, 100);
+            if (n == SSH_ERROR)
+                break;
+            if (n > 0)
+                fwrite(buf, 1, (size_t)n, stdout);
+            while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 1)) > 0)
+                stderr_data(s, buf, (size_t)n);
+        }
+        fflush(stdout);
+        ssh_channel_close(s->ch);
+        ssh_channel_free(s->ch);
+        s->ch = NULL;
     }
-    int n;
-    while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 1)) > 0)
-        stderr_data(s, buf, (size_t)n);
-    return s->cleaned;
+    if (!clean || !s->d->board.dir[0])
+        return false;
+    char err[600];
+    if (btd_board_remove_dir(&s->d->conn, s->d->board.dir, err, sizeof err) != 0) {
+        btd_warn("cleanup: %s", err);
+        return false;
+    }
+    btd_debug("removed %s", s->d->board.dir);
+    return true;
 }
 
 void btd_session_not_ready_error(const struct btd_session *s, const struct btd_binary *program,

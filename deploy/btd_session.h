@@ -18,7 +18,9 @@ struct btd_session {
     int port;
     struct btd_buf errline;
     struct btd_buf capture_log;
-    bool verified, corrupt, awaiting, cleaned;
+    bool verified, corrupt;
+    bool started;           /* the supervisor was started: the run may go on without us */
+    bool finished;          /* the supervisor is done: everything it will say was said */
     char corrupt_what[200]; /* "NAME DIGEST-FOUND" */
     bool capture_started, capture_failed, ready, not_ready, stop_sent;
     bool program_exited, capture_exited, capture_timeout, program_timeout;
@@ -29,6 +31,10 @@ struct btd_session {
     char tail[BTD_SESSION_TAIL_LINES][240];
     int tail_count, tail_next;
     double last_data;
+    uint64_t out_bytes, err_bytes; /* of out.log and err.log, as received */
+    bool reconnect;                /* run: pick the run up again after a lost connection */
+    bool until_ready;              /* run --detach: return once the program traces */
+    int reconnects;
     /* live: called each turn with the poll results of its extra fds. */
     int (*extra_fds)(void *ctx, struct pollfd *fds, int max);
     int (*extra_work)(void *ctx, struct pollfd *fds, int n);
@@ -38,14 +44,16 @@ struct btd_session {
 /* Starts the supervisor on the board (exec channel) with s's settings. */
 int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *capture_name,
                       int port);
-/* Runs until the supervisor waits for the verdict on its folder (awaiting)
- * or ends. Returns BTD_EXIT_OK (see the flags for what happened),
- * BTD_EXIT_START when the board stopped answering, or BTD_EXIT_INTERRUPTED
- * after a second Ctrl-C. */
+/* Runs until the supervisor has finished (or, with until_ready, until the
+ * program traces or failed to). With reconnect set, a lost connection is
+ * opened again (a few tries over about a minute) and the run followed from
+ * its logs where it was. Returns BTD_EXIT_OK (see the flags for what
+ * happened), BTD_EXIT_START when the board stopped answering or could not
+ * be reached again, or BTD_EXIT_INTERRUPTED after a second Ctrl-C. */
 int btd_session_wait(struct btd_session *s);
 
-/* Gives the waiting supervisor its verdict: clean removes the board's
- * folder, otherwise it stays. Returns true when the folder was removed. */
+/* Ends the session's channel and, when clean, removes the board's folder.
+ * Returns true when the folder was removed. */
 bool btd_session_finish(struct btd_session *s, bool clean);
 
 /* Says why the program never opened its tracing port: it exited (naming its

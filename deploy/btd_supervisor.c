@@ -11,12 +11,13 @@
  * closed between two looks; whichever side closed first then still shows in
  * TIME_WAIT. Connections still being attempted (SYN_SENT, 02) do not count. */
 
-/* If the host goes away, writing to the channel raises SIGPIPE: the
- * supervisor and the capture's relay ignore it (set after the program and
- * capture started, so they keep the default) so that the capture still
- * finishes its trace for a later `boardtrace fetch`. The failed heartbeat
- * tells the supervisor, which then stops the program: without it, a
- * program that runs until told would run on forever.
+/* The run outlives the SSH connection: the supervisor and what it starts
+ * write into two FIFOs whose readers are `tee`s appending to out.log and
+ * err.log in the folder and copying to the channel. The tees ignore SIGPIPE,
+ * so when the host goes away they keep the logs and nothing upstream of
+ * them notices; the host that reconnects follows the logs from the byte it
+ * had reached (btd_follower_script). At the end the supervisor writes
+ * `finished`; the host removes the folder once it has the trace.
  *
  * Background jobs of a non-interactive shell ignore SIGINT, so the program
  * is stopped with TERM; the capture gets INT first because tracy-capture
@@ -32,12 +33,11 @@ enum {
 
 static const char script_head[] =
     "say() { printf '%s %s\\n' \"$T\" \"$*\" >&2; }\n"
-    /* Every way out goes through here: the host answers "clean" once it has
-     * what it needs, or "keep"; a host that went away (EOF) keeps it. */
+    /* Every way out goes through here; `finished` is written after the
+     * last report, so a follower that sees it has all of err.log. */
     "finish() {\n"
-    "  say await\n"
-    "  read -r verdict || verdict=keep\n"
-    "  if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && say cleaned; fi\n"
+    "  say finished\n"
+    "  : > finished\n"
     "  exit 0\n"
     "}\n"
     "alive() {\n"
@@ -58,7 +58,8 @@ static const char script_capture[] =
     "( trap '' PIPE\n"
     "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
-    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null &\n"
+    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null 3>&- "
+    "&\n"
     "cp=$!\n"
     "alive $cp && sleep 0.2\n"
     "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; finish; fi\n"
@@ -115,7 +116,15 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     btd_quote_append(cmd, s->dir);
     btd_buf_puts(cmd, "\ncd \"$D\" || exit 125\nT=");
     btd_quote_append(cmd, s->token);
-    btd_buf_printf(cmd, "\nP=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);
+    btd_buf_puts(cmd, "\nrm -f out.fifo err.fifo finished && mkfifo out.fifo err.fifo ||"
+                      " { printf '%s fifo-failed\\n' \"$T\" >&2; exit 125; }\n"
+                      "printf '%s\\n' ");
+    btd_quote_append(cmd, s->program);
+    btd_buf_puts(cmd, " > program.name\n"
+                      "( trap '' PIPE; exec tee -a out.log ) < out.fifo &\n"
+                      "( trap '' PIPE; exec tee -a err.log >&2 ) < err.fifo &\n"
+                      "(\n");
+    btd_buf_printf(cmd, "P=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);
     btd_buf_puts(cmd, script_head);
     verify_uploads(cmd, s);
     btd_buf_puts(cmd, "rm -f stop\n");
@@ -151,7 +160,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         btd_buf_puts(cmd, " ");
         btd_quote_append(cmd, s->args[i]);
     }
-    btd_buf_puts(cmd, " < /dev/null &\n");
+    btd_buf_puts(cmd, " < /dev/null 3>&- &\n");
     btd_buf_puts(cmd, script_ready);
     if (!s->capture)
         btd_buf_puts(cmd, "cp=\nrp=\n");
@@ -188,19 +197,45 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "    [ $cs = %d ] && kill -KILL $cp 2>/dev/null\n"
         "    cs=$((cs+1))\n"
         "  fi\n"
-        /* A heartbeat the channel no longer takes means the host is gone
-         * (its connection dropped): end the run as if asked to stop, so the
-         * capture completes the trace and the folder is kept for fetch. */
+        /* A heartbeat, so the host can tell a quiet run from a dead link.
+         * live (no capture) also sends it on the channel itself (fd 3): a
+         * channel that no longer takes it means the viewer's host is gone,
+         * and the program, waiting for a viewer, is stopped. */
         "  t=$((t+1))\n"
-        "  if [ $((t %% %d)) = 0 ] && ! say alive && [ $stopping = 0 ]; then\n"
-        "    stopping=1; [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null\n"
+        "  if [ $((t %% %d)) = 0 ]; then\n"
+        "    say alive\n"
+        "    if [ -z \"$cp\" ] && ! printf '%%s alive\\n' \"$T\" >&3 2>/dev/null &&"
+        " [ $stopping = 0 ]; then\n"
+        "      stopping=1; [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null\n"
+        "    fi\n"
         "  fi\n"
         "  sleep 0.1\n"
         "done\n"
         "[ -z \"$rp\" ] || wait $rp\n"
         "say capture-exit $ce\n"
         "[ -f trace.tracy ] && say trace \"$(wc -c < trace.tracy)\"\n"
-        "finish\n",
+        "finish\n"
+        ") > out.fifo 2> err.fifo 3>&2 < /dev/null &\n"
+        "echo $! > supervisor.pid\n"
+        "wait\n",
         PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS, CAPTURE_GRACE_TICKS,
         KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS);
+}
+
+void btd_follower_script(struct btd_buf *cmd, const char *dir, uint64_t out_bytes,
+                         uint64_t err_bytes)
+{
+    btd_buf_puts(cmd, "cd ");
+    btd_quote_append(cmd, dir);
+    /* busybox tail -f looks once a second: after `finished` appears, two
+     * looks more bring the last bytes before the tails are stopped. */
+    btd_buf_printf(cmd,
+                   " || exit 125\n"
+                   "tail -c +%llu -f out.log & a=$!\n"
+                   "tail -c +%llu -f err.log >&2 & b=$!\n"
+                   "p=$(cat supervisor.pid 2>/dev/null)\n"
+                   "while [ ! -e finished ] && [ -n \"$p\" ] && [ -d /proc/$p ]; do sleep 1; done\n"
+                   "sleep 2\n"
+                   "kill $a $b 2>/dev/null\n",
+                   (unsigned long long)out_bytes + 1, (unsigned long long)err_bytes + 1);
 }

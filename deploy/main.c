@@ -29,6 +29,9 @@ int main(int argc, char **argv)
     case BTD_CMD_CHECK:
         rc = btd_cmd_check(&o);
         break;
+    case BTD_CMD_STATUS:
+        rc = btd_cmd_status(&o);
+        break;
     }
     ssh_finalize();
     btd_args_free(&o);

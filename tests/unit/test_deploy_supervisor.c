@@ -1,6 +1,7 @@
 /* The board-side supervisor script, run by a real POSIX shell (/bin/sh) in a
- * temporary folder: a corrupt upload is reported and nothing is started, and
- * the host's verdict decides whether the folder is removed. */
+ * temporary folder: a corrupt upload is reported and nothing is started; the
+ * run's reports are kept in its folder's log whether or not the host still
+ * listens, and a follower picks them up from any byte. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -59,6 +61,29 @@ static void make_folder(char *dir, size_t len)
     close(fd);
 }
 
+static char *folder_file(const char *dir, const char *name)
+{
+    char path[256];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return NULL;
+    struct btd_buf b = {0};
+    char buf[512];
+    ssize_t n;
+    while ((n = read(fd, buf, sizeof buf)) > 0)
+        btd_buf_append(&b, buf, (size_t)n);
+    close(fd);
+    return b.data ? b.data : btd_xstrdup("");
+}
+
+static void remove_folder(const char *dir)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 static void a_corrupt_upload_is_reported_and_nothing_starts(void **state)
 {
     (void)state;
@@ -74,29 +99,34 @@ static void a_corrupt_upload_is_reported_and_nothing_starts(void **state)
     };
     struct btd_buf script = {0};
     btd_supervisor_script(&script, &sup);
-    char *err = run_sh(btd_buf_str(&script), "keep\n");
+    char *err = run_sh(btd_buf_str(&script), "");
     /* sha256("abc") */
-    assert_non_null(strstr(err,
-                           "@bt-test corrupt prog "
-                           "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n"));
-    assert_non_null(strstr(err, "@bt-test await\n"));
+    const char *corrupt = "@bt-test corrupt prog "
+                          "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad\n";
+    assert_non_null(strstr(err, corrupt));
+    assert_non_null(strstr(err, "@bt-test finished\n"));
     assert_null(strstr(err, "program-started"));
-    assert_null(strstr(err, "cleaned"));
-    struct stat st;
-    assert_int_equal(stat(dir, &st), 0);
+    /* The folder stays for the host, with the run's end marked and its
+     * reports logged as the channel got them. */
+    char *log = folder_file(dir, "err.log");
+    assert_non_null(log);
+    assert_string_equal(log, err);
+    char *marker = folder_file(dir, "finished");
+    assert_non_null(marker);
+    char *name = folder_file(dir, "program.name");
+    assert_string_equal(name, "prog\n");
+    free(log);
+    free(marker);
+    free(name);
     free(err);
     btd_buf_free(&script);
-
-    /* The same, answered "clean": the folder goes. */
-    btd_supervisor_script(&script, &sup);
-    err = run_sh(btd_buf_str(&script), "clean\n");
-    assert_non_null(strstr(err, "@bt-test cleaned\n"));
-    assert_int_equal(stat(dir, &st), -1);
-    free(err);
-    btd_buf_free(&script);
+    remove_folder(dir);
 }
 
-static void a_host_that_went_away_keeps_the_folder(void **state)
+/* The host went away before the run began: its channel takes nothing (the
+ * reading end is closed), yet the run goes on and err.log holds every
+ * report; a follower started later from any byte streams the rest. */
+static void a_lost_host_misses_nothing_that_the_logs_keep(void **state)
 {
     (void)state;
     char dir[64];
@@ -111,16 +141,40 @@ static void a_host_that_went_away_keeps_the_folder(void **state)
     };
     struct btd_buf script = {0};
     btd_supervisor_script(&script, &sup);
-    char *err = run_sh(btd_buf_str(&script), ""); /* EOF: no verdict */
-    assert_non_null(strstr(err, "@bt-test await\n"));
-    assert_null(strstr(err, "cleaned"));
-    struct stat st;
-    assert_int_equal(stat(dir, &st), 0);
-    free(err);
+    int err[2];
+    assert_int_equal(pipe(err), 0);
+    close(err[0]);
+    pid_t pid = fork();
+    if (pid == 0) {
+        dup2(err[1], 2);
+        int null = open("/dev/null", O_RDWR);
+        dup2(null, 0);
+        dup2(null, 1);
+        signal(SIGPIPE, SIG_DFL);
+        execl("/bin/sh", "sh", "-c", btd_buf_str(&script), (char *)NULL);
+        _exit(127);
+    }
+    close(err[1]);
+    int st;
+    waitpid(pid, &st, 0);
+    char *log = folder_file(dir, "err.log");
+    assert_non_null(log);
+    assert_non_null(strstr(log, "@bt-test corrupt prog "));
+    assert_non_null(strstr(log, "@bt-test finished\n"));
+    char *marker = folder_file(dir, "finished");
+    assert_non_null(marker);
+
+    /* Followed from the 10th byte: exactly the rest, and it ends. */
+    struct btd_buf follow = {0};
+    btd_follower_script(&follow, dir, 0, 9);
+    char *rest = run_sh(btd_buf_str(&follow), "");
+    assert_string_equal(rest, log + 9);
+    free(rest);
+    free(log);
+    free(marker);
+    btd_buf_free(&follow);
     btd_buf_free(&script);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    assert_int_equal(system(cmd), 0);
+    remove_folder(dir);
 }
 
 static void arguments_and_values_are_quoted_in_the_script(void **state)
@@ -144,7 +198,7 @@ static void arguments_and_values_are_quoted_in_the_script(void **state)
     btd_supervisor_script(&script, &sup);
     const char *t = btd_buf_str(&script);
     assert_non_null(strstr(t, "D='/tmp/d'\\''x'\n"));
-    assert_non_null(strstr(t, " NAME='v;w' ./'prog' 'a b' '$(x)' 'it'\\''s' < /dev/null &\n"));
+    assert_non_null(strstr(t, " NAME='v;w' ./'prog' 'a b' '$(x)' 'it'\\''s' < /dev/null 3>&- &\n"));
     assert_non_null(
         strstr(t, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=8086"));
     btd_buf_free(&script);
@@ -154,7 +208,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_corrupt_upload_is_reported_and_nothing_starts),
-        cmocka_unit_test(a_host_that_went_away_keeps_the_folder),
+        cmocka_unit_test(a_lost_host_misses_nothing_that_the_logs_keep),
         cmocka_unit_test(arguments_and_values_are_quoted_in_the_script),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -265,3 +265,92 @@ void make_temp_dir(char *out, size_t outlen)
     if (!mkdtemp(out))
         out[0] = '\0';
 }
+
+/* The socket inodes process pid holds. */
+static int socket_inodes(pid_t pid, unsigned long *out, int max)
+{
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) && n < max) {
+        char link[600], target[64];
+        snprintf(link, sizeof link, "%s/%s", path, e->d_name);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        if (k <= 0)
+            continue;
+        target[k] = '\0';
+        unsigned long ino;
+        if (sscanf(target, "socket:[%lu]", &ino) == 1)
+            out[n++] = ino;
+    }
+    closedir(d);
+    return n;
+}
+
+/* Finds in /proc/net/tcp the entry with the given inode (local and remote
+ * ports out), or with the given local and remote ports (inode out). */
+static bool tcp_entry(unsigned long *ino, int *local, int *remote, bool by_inode)
+{
+    FILE *f = fopen("/proc/net/tcp", "r");
+    if (!f)
+        return false;
+    char line[512];
+    bool found = false;
+    while (!found && fgets(line, sizeof line, f)) {
+        unsigned lport, rport;
+        unsigned long inode;
+        if (sscanf(line, " %*d: %*x:%x %*x:%x %*x %*x:%*x %*x:%*x %*x %*u %*u %lu", &lport, &rport,
+                   &inode) != 3)
+            continue;
+        if (by_inode ? inode == *ino : ((int)lport == *local && (int)rport == *remote)) {
+            *ino = inode;
+            *local = (int)lport;
+            *remote = (int)rport;
+            found = true;
+        }
+    }
+    fclose(f);
+    return found;
+}
+
+int kill_ssh_server_side(pid_t client, int port)
+{
+    unsigned long mine[64];
+    int n = socket_inodes(client, mine, 64);
+    int client_port = -1;
+    for (int i = 0; i < n && client_port < 0; i++) {
+        unsigned long ino = mine[i];
+        int local = 0, remote = 0;
+        if (tcp_entry(&ino, &local, &remote, true) && remote == port)
+            client_port = local;
+    }
+    if (client_port < 0)
+        return 0;
+    unsigned long server = 0;
+    int local = port, remote = client_port;
+    if (!tcp_entry(&server, &local, &remote, false))
+        return 0;
+    int killed = 0;
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        pid_t pid = (pid_t)atoi(e->d_name);
+        if (pid <= 0 || pid == client)
+            continue;
+        unsigned long held[256];
+        int k = socket_inodes(pid, held, 256);
+        for (int i = 0; i < k; i++) {
+            if (held[i] == server && kill(pid, SIGKILL) == 0) {
+                killed++;
+                break;
+            }
+        }
+    }
+    if (d)
+        closedir(d);
+    return killed;
+}

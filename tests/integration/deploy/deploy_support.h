@@ -56,6 +56,12 @@ pid_t spawn_logged(char *const argv[], const char *log);
 /* Polls path every poll_us until it contains text; false after timeout_s. */
 bool wait_for_text(const char *path, const char *text, int timeout_s, unsigned poll_us);
 
+/* Cuts the SSH connection of process client to the board at port as a
+ * network failure would: kills the sshd processes on the board's side of
+ * that connection (found through /proc/net/tcp and their open sockets),
+ * leaving the board's other connections alone. Returns how many it killed. */
+int kill_ssh_server_side(pid_t client, int port);
+
 /* Writes the --host/-i/--known-hosts options for b into argv[0..5]. */
 void board_args(const struct board *b, const char **argv);
 

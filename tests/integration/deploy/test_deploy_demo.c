@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 
 #include <boardtrace/config.h>
@@ -146,6 +147,121 @@ static void no_bring_libs_refuses_naming_the_missing_loader(void **state)
     result_free(&r);
 }
 
+/* The zones the report counted for NAME in TRACE, -1 when absent. */
+static int report_count(const char *trace, const char *name)
+{
+    const char *stats[] = {report, "stats", trace, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)stats, work, 60, &r), 0);
+    assert_status(&r, 0);
+    char key[64];
+    snprintf(key, sizeof key, "\n%s ", name);
+    const char *at = strstr(r.out, key);
+    int count = -1;
+    if (at)
+        assert_int_equal(sscanf(at + 1, "%*s %*s %d", &count), 1);
+    result_free(&r);
+    return count;
+}
+
+static int count_of(const char *text, const char *what)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, what)); p += strlen(what))
+        n++;
+    return n;
+}
+
+/* The SSH connection is cut mid-run the way a network failure cuts it (the
+ * board's sshd processes serving it are killed): the run goes on on the
+ * board, boardtrace connects again, follows it from where it was, and the
+ * trace is complete, every line of output shown once. */
+static void a_run_survives_its_ssh_connection_being_cut(void **state)
+{
+    (void)state;
+    char out[600], log[600];
+    snprintf(out, sizeof out, "%s/cut.tracy", work);
+    snprintf(log, sizeof log, "%s/cut.log", work);
+    const char *argv[20] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    const char *rest[] = {"-f", "-o", out, demo, "--", "-f", "400", NULL};
+    for (int i = 0; rest[i]; i++)
+        argv[8 + i] = rest[i];
+    pid_t pid = spawn_logged((char *const *)argv, log);
+    assert_true(wait_for_text(log, "program is tracing on the board's port", 120, 50000));
+    assert_true(kill_ssh_server_side(pid, board.port) >= 1);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    char *text = read_file(log, NULL);
+    assert_non_null(text);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fprintf(stderr, "%s\n", text);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_non_null(strstr(text, "lost the connection to "));
+    assert_non_null(strstr(text, "again; following the run from where it was"));
+    /* 400 frames of 31 zones, complete; the demo's report once. */
+    assert_non_null(strstr(text, " (12400 zones, 402 frames)\n"));
+    assert_non_null(strstr(text, "  capture   complete in "));
+    assert_int_equal(count_of(text, "total=12400"), 1);
+    assert_int_equal(count_of(text, "boardtrace-demo: tracing on"), 1);
+    free(text);
+    assert_int_equal(report_count(out, "matmul"), 6000);
+}
+
+/* run --detach returns while the program runs; status lists the run;
+ * fetch --stop ends it, pulls its trace and removes its folder. */
+static void a_detached_run_is_listed_stopped_and_fetched(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/detached.tracy", work);
+    const char *argv[24] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    const char *rest[] = {"--detach", "-f", "-o", out, demo, "--", "-f", "100000", NULL};
+    for (int i = 0; rest[i]; i++)
+        argv[8 + i] = rest[i];
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
+    assert_status(&r, 0);
+    const char *in = strstr(r.out, "detached: boardtrace-demo runs on ");
+    assert_non_null(in);
+    in = strstr(in, " in ");
+    assert_non_null(in);
+    char dir[600];
+    assert_int_equal(sscanf(in + 4, "%599s", dir), 1);
+    assert_non_null(strstr(r.out, "boardtrace fetch --host "));
+    result_free(&r);
+
+    const char *status[12] = {boardtrace, "status"};
+    board_args(&board, status + 2);
+    assert_int_equal(run_command((char *const *)status, work, 60, &r), 0);
+    assert_status(&r, 0);
+    const char *row = strstr(r.out, dir);
+    assert_non_null(row);
+    assert_non_null(strstr(row, " running "));
+    assert_non_null(strstr(row, "boardtrace-demo"));
+    result_free(&r);
+
+    const char *fetch[16] = {boardtrace, "fetch"};
+    board_args(&board, fetch + 2);
+    fetch[8] = "--stop";
+    fetch[9] = "-o";
+    fetch[10] = out;
+    fetch[11] = dir;
+    assert_int_equal(run_command((char *const *)fetch, work, 300, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, "asked the run in "));
+    assert_non_null(strstr(r.out, "SHA-256 "));
+    assert_non_null(strstr(r.err, "removed "));
+    result_free(&r);
+    assert_true(report_count(out, "inference") > 0);
+
+    assert_int_equal(run_command((char *const *)status, work, 60, &r), 0);
+    assert_status(&r, 0);
+    assert_null(strstr(r.out, dir));
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 7) {
@@ -163,6 +279,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
         cmocka_unit_test(a_dynamic_program_runs_with_the_loader_and_libraries_brought),
         cmocka_unit_test(no_bring_libs_refuses_naming_the_missing_loader),
+        cmocka_unit_test(a_run_survives_its_ssh_connection_being_cut),
+        cmocka_unit_test(a_detached_run_is_listed_stopped_and_fetched),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

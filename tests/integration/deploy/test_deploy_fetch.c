@@ -221,9 +221,10 @@ static int cut_run(const char *folder, const char *name, const char *env, char *
     pthread_t thread;
     start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
     const char *run_argv[] = {
-        boardtrace,     "run",      "--host",    target,  "-i", board.key, "--known-hosts", kh,
-        "--remote-dir", remote_dir, "--capture", capture, "-o", out,       "--env",         env,
-        program,        NULL};
+        boardtrace,      "run",   "--host",      target, "-i",           board.key,
+        "--known-hosts", kh,      "--reconnect", "0",    "--remote-dir", remote_dir,
+        "--capture",     capture, "-o",          out,    "--env",        env,
+        program,         NULL};
     pid_t pid = spawn_logged((char *const *)run_argv, log);
     assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 50000));
     p.cut_now = 1;
@@ -295,10 +296,11 @@ static int processes_in(const char *dir)
 }
 
 /* The connection drops while a program that would run (and stay connected
- * to its capture) for 10 minutes runs, with no -s: the board notices its
- * host is gone, stops the program, lets the capture finish its trace and
- * keeps the folder; fetch gets it. */
-static void a_run_whose_host_went_away_ends_on_the_board(void **state)
+ * to its capture) for 10 minutes runs, with no -s, and boardtrace does not
+ * reconnect: the run goes on on the board; status shows it running; fetch
+ * refuses it until --stop, which stops the program, lets the capture finish
+ * its trace, pulls it and removes the folder. */
+static void a_run_whose_host_went_away_goes_on_until_fetch_stops_it(void **state)
 {
     (void)state;
     char remote_dir[600], out[600], log[600];
@@ -312,14 +314,19 @@ static void a_run_whose_host_went_away_ends_on_the_board(void **state)
             snprintf(run_dir, sizeof run_dir, "%s/%s", remote_dir, e->d_name);
     closedir(d);
     assert_true(run_dir[0]);
-    /* The heartbeat notices within 5 s; the program gets SIGTERM. */
-    time_t start = time(NULL);
-    while (processes_in(run_dir) > 0 && time(NULL) - start < 60)
-        sleep(1);
-    assert_int_equal(processes_in(run_dir), 0);
-    char trace[1300];
-    snprintf(trace, sizeof trace, "%s/trace.tracy", run_dir);
-    assert_int_equal(file_size(trace), 9902);
+    sleep(6); /* past a heartbeat: nothing on the board noticed */
+    assert_true(processes_in(run_dir) > 0);
+
+    const char *status[] = {
+        boardtrace,      "status",          "--host",       board.target, "-i", board.key,
+        "--known-hosts", board.known_hosts, "--remote-dir", remote_dir,   NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)status, work, 60, &r), 0);
+    assert_status(&r, 0);
+    const char *row = strstr(r.out, run_dir);
+    assert_non_null(row);
+    assert_non_null(strstr(row, " running "));
+    result_free(&r);
 
     const char *argv[] = {boardtrace,
                           "fetch",
@@ -333,11 +340,22 @@ static void a_run_whose_host_went_away_ends_on_the_board(void **state)
                           remote_dir,
                           "-o",
                           out,
+                          NULL,
                           NULL};
-    struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 11);
+    assert_non_null(strstr(r.err, "is still going on"));
+    assert_non_null(strstr(r.err, "--stop"));
+    result_free(&r);
+    assert_true(processes_in(run_dir) > 0);
+
+    argv[12] = "--stop";
+    assert_int_equal(run_command((char *const *)argv, work, 240, &r), 0);
     assert_status(&r, 0);
+    assert_int_equal(processes_in(run_dir), 0);
     assert_int_equal(file_size(out), 9902);
+    struct stat st;
+    assert_int_equal(stat(run_dir, &st), -1); /* removed once the trace was verified */
     result_free(&r);
 }
 
@@ -376,7 +394,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
-        cmocka_unit_test(a_run_whose_host_went_away_ends_on_the_board),
+        cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }
