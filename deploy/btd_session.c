@@ -159,6 +159,10 @@ static void report(struct btd_session *s, const char *ev)
         snprintf(s->corrupt_what, sizeof s->corrupt_what, "%s", arg);
     } else if (IS("finished")) {
         s->finished = true;
+    } else if (IS("await")) {
+        s->awaiting = true;
+    } else if (IS("cleaned")) {
+        s->cleaned = true;
     } else if (IS("capture")) {
         const char *shown = arg;
         for (const char *q = arg; *q; q++)
@@ -388,27 +392,44 @@ int btd_session_wait(struct btd_session *s)
 
 bool btd_session_finish(struct btd_session *s, bool clean)
 {
-    if (s->ch) {
-        /* The tees end with the supervisor; whatever the channel still
-         * holds is what the run printed last. */
-        char buf[4096];
-        double end = btd_now() + 5;
-        while (btd_now() < end && !ssh_channel_is_eof(s->ch) && !ssh_channel_is_closed(s->ch)) {
-            int n = ssh_channel_read_timeout(s->ch, buf, sizeof buf, 0, 100);
-            if (n == SSH_ERROR)
-                break;
-            if (n > 0)
-                fwrite(buf, 1, (size_t)n, stdout);
-            while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 1)) > 0)
-                stderr_data(s, buf, (size_t)n);
+    char buf[4096];
+    /* The channel that started the run (not a follower's) ends with the
+     * starting shell asking for the verdict: the folder goes without a
+     * round trip of its own. */
+    double end = btd_now() + 10;
+    while (s->ch && s->reconnects == 0 && !s->awaiting && btd_now() < end &&
+           !ssh_channel_is_eof(s->ch) && !ssh_channel_is_closed(s->ch)) {
+        int n = ssh_channel_read_timeout(s->ch, buf, sizeof buf, 1, 100);
+        if (n == SSH_ERROR)
+            break;
+        if (n > 0)
+            stderr_data(s, buf, (size_t)n);
+        while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0)
+            fwrite(buf, 1, (size_t)n, stdout);
+    }
+    fflush(stdout);
+    if (s->ch && s->awaiting) {
+        const char *verdict = clean ? "clean\n" : "keep\n";
+        if (ssh_channel_write(s->ch, verdict, (uint32_t)strlen(verdict)) >= 0) {
+            ssh_channel_send_eof(s->ch);
+            end = btd_now() + 60;
+            while (btd_now() < end && !ssh_channel_is_eof(s->ch) && !ssh_channel_is_closed(s->ch)) {
+                int n = ssh_channel_read_timeout(s->ch, buf, sizeof buf, 1, 200);
+                if (n == SSH_ERROR)
+                    break;
+                if (n > 0)
+                    stderr_data(s, buf, (size_t)n);
+            }
         }
-        fflush(stdout);
+    }
+    if (s->ch) {
         ssh_channel_close(s->ch);
         ssh_channel_free(s->ch);
         s->ch = NULL;
     }
-    if (!clean || !s->d->board.dir[0])
-        return false;
+    if (s->cleaned || !clean || !s->d->board.dir[0])
+        return s->cleaned;
+    /* A follower's channel: remove it with a command of its own. */
     char err[600];
     if (btd_board_remove_dir(&s->d->conn, s->d->board.dir, err, sizeof err) != 0) {
         btd_warn("cleanup: %s", err);

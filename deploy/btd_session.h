@@ -21,6 +21,8 @@ struct btd_session {
     bool verified, corrupt;
     bool started;           /* the supervisor was started: the run may go on without us */
     bool finished;          /* the supervisor is done: everything it will say was said */
+    bool awaiting;          /* the starting shell waits for the verdict on the folder */
+    bool cleaned;           /* it removed the folder */
     char corrupt_what[200]; /* "NAME DIGEST-FOUND" */
     bool capture_started, capture_failed, ready, not_ready, stop_sent;
     bool program_exited, capture_exited, capture_timeout, program_timeout;

@@ -17,7 +17,8 @@
  * so when the host goes away they keep the logs and nothing upstream of
  * them notices; the host that reconnects follows the logs from the byte it
  * had reached (btd_follower_script). At the end the supervisor writes
- * `finished`; the host removes the folder once it has the trace.
+ * `finished`; the shell that started it then waits on the channel for the
+ * host's verdict on the folder (removed once the host has the trace).
  *
  * Background jobs of a non-interactive shell ignore SIGINT, so the program
  * is stopped with TERM; the capture gets INT first because tracy-capture
@@ -217,7 +218,14 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "finish\n"
         ") > out.fifo 2> err.fifo 3>&2 < /dev/null &\n"
         "echo $! > supervisor.pid\n"
-        "wait\n",
+        "wait\n"
+        /* Still on the channel that started the run: the host's verdict
+         * on the folder, with no round trip of its own ("clean" once it has
+         * the trace, else "keep"; a host gone away gives EOF: keep). */
+        "printf '%%s await\\n' \"$T\" >&2\n"
+        "read -r verdict || verdict=keep\n"
+        "if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && printf '%%s cleaned\\n' \"$T\" "
+        ">&2; fi\n",
         PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS, CAPTURE_GRACE_TICKS,
         KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS);
 }

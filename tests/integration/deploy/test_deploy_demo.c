@@ -60,21 +60,35 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
     result_free(&r);
 }
 
+/* argv of `boardtrace run` on the board with the words of rest (NULL-ended
+ * lists, at most 24 words in all). */
+static void run_argv(const char **argv, const char *const *rest, const char *const *more)
+{
+    argv[0] = boardtrace;
+    argv[1] = "run";
+    board_args(&board, argv + 2);
+    int n = 8;
+    for (; rest && *rest; rest++)
+        argv[n++] = *rest;
+    for (; more && *more; more++)
+        argv[n++] = *more;
+    argv[n] = NULL;
+}
+
 /* Runs the dynamically linked demo for 50 frames with extra options. */
 static void run_dynamic(const char *out, const char *const *extra, struct result *r)
 {
-    const char *argv[24] = {boardtrace, "run"};
-    board_args(&board, argv + 2);
-    int n = 8;
-    argv[n++] = "-f";
-    argv[n++] = "-o";
-    argv[n++] = out;
+    const char *argv[24];
+    const char *head[] = {"-f", "-o", out, NULL};
+    const char *tail[] = {demo_dynamic, "--", "-f", "50", NULL};
+    const char *opts[12];
+    int n = 0;
+    for (const char *const *p = head; *p; p++)
+        opts[n++] = *p;
     for (; *extra; extra++)
-        argv[n++] = *extra;
-    argv[n++] = demo_dynamic;
-    argv[n++] = "--";
-    argv[n++] = "-f";
-    argv[n++] = "50";
+        opts[n++] = *extra;
+    opts[n] = NULL;
+    run_argv(argv, opts, tail);
     assert_int_equal(run_command((char *const *)argv, work, 300, r), 0);
 }
 
@@ -182,11 +196,9 @@ static void a_run_survives_its_ssh_connection_being_cut(void **state)
     char out[600], log[600];
     snprintf(out, sizeof out, "%s/cut.tracy", work);
     snprintf(log, sizeof log, "%s/cut.log", work);
-    const char *argv[20] = {boardtrace, "run"};
-    board_args(&board, argv + 2);
+    const char *argv[24];
     const char *rest[] = {"-f", "-o", out, demo, "--", "-f", "400", NULL};
-    for (int i = 0; rest[i]; i++)
-        argv[8 + i] = rest[i];
+    run_argv(argv, rest, NULL);
     pid_t pid = spawn_logged((char *const *)argv, log);
     assert_true(wait_for_text(log, "program is tracing on the board's port", 120, 50000));
     assert_true(kill_ssh_server_side(pid, board.port) >= 1);
@@ -215,11 +227,9 @@ static void a_detached_run_is_listed_stopped_and_fetched(void **state)
     (void)state;
     char out[600];
     snprintf(out, sizeof out, "%s/detached.tracy", work);
-    const char *argv[24] = {boardtrace, "run"};
-    board_args(&board, argv + 2);
+    const char *argv[24];
     const char *rest[] = {"--detach", "-f", "-o", out, demo, "--", "-f", "100000", NULL};
-    for (int i = 0; rest[i]; i++)
-        argv[8 + i] = rest[i];
+    run_argv(argv, rest, NULL);
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
     assert_status(&r, 0);
