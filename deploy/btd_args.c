@@ -81,6 +81,9 @@ static const char usage_text[] =
     "                             come from DIR when the board lacks them (default:\n"
     "                             $BOARDTRACE_SYSROOT, else the cross compiler's,\n"
     "                             else /usr/<triple>)\n"
+    "  --no-strip                 upload the program and capture as they are (default:\n"
+    "                             copies without symbols and debug information, the\n"
+    "                             trace's frames named on the host afterwards)\n"
     "  --no-bring-libs            refuse, naming what is missing, instead of bringing\n"
     "                             libraries the board lacks\n"
     "\n"
@@ -123,6 +126,7 @@ enum {
     OPT_SYSROOT,
     OPT_NO_BRING_LIBS,
     OPT_DETACH,
+    OPT_NO_STRIP,
     OPT_STOP,
     OPT_RECONNECT,
     OPT_HELP,
@@ -151,6 +155,7 @@ static const struct option long_options[] = {
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"no-bring-libs", no_argument, NULL, OPT_NO_BRING_LIBS},
     {"detach", no_argument, NULL, OPT_DETACH},
+    {"no-strip", no_argument, NULL, OPT_NO_STRIP},
     {"stop", no_argument, NULL, OPT_STOP},
     {"reconnect", required_argument, NULL, OPT_RECONNECT},
     {"help", no_argument, NULL, OPT_HELP},
@@ -193,6 +198,7 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_READY_TIMEOUT:
     case OPT_SYSROOT:
     case OPT_NO_BRING_LIBS:
+    case OPT_NO_STRIP:
         return c == BTD_CMD_RUN || c == BTD_CMD_LIVE;
     case 'L':
         return c == BTD_CMD_LIVE;
@@ -351,6 +357,9 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             break;
         case OPT_DETACH:
             o->detach = true;
+            break;
+        case OPT_NO_STRIP:
+            o->no_strip = true;
             break;
         case OPT_STOP:
             o->stop = true;

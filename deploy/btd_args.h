@@ -36,6 +36,7 @@ struct btd_options {
     const char *sysroot; /* run, live: where brought libraries come from */
     bool no_bring_libs;  /* run, live: refuse instead of bringing them */
     bool detach;         /* run: return once the program traces */
+    bool no_strip;       /* run, live: upload the binaries as they are */
     bool stop;           /* fetch: stop a run still going on first */
     int reconnect_tries; /* run: after a lost connection, 0 none */
     const char *program;

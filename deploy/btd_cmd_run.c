@@ -6,6 +6,7 @@
 #include "btd_ops.h"
 #include "btd_quote.h"
 #include "btd_session.h"
+#include "btd_sha256.h"
 
 #include <boardtrace/config.h>
 #include <errno.h>
@@ -24,6 +25,8 @@ struct run_result {
     char trace_sha[65];
     const char *output;
     char record_path[4096];
+    char symbolized[300]; /* boardtrace-report symbolize's summary, "" none */
+    char pulled_sha[65];  /* before symbolizing, as verified against the board */
 };
 
 static void binary_json(struct btd_json *j, const char *key, const struct btd_binary *b)
@@ -32,6 +35,8 @@ static void binary_json(struct btd_json *j, const char *key, const struct btd_bi
     btd_json_string(j, "path", b->path);
     btd_json_string(j, "arch", b->arch);
     btd_json_int(j, "size", (int64_t)b->size);
+    btd_json_int(j, "uploaded_size", (int64_t)(b->upload_size ? b->upload_size : b->size));
+    btd_json_bool(j, "uploaded_without_symbols", b->upload_size && b->upload_size < b->size);
     btd_json_string(j, "sha256", b->sha[0] ? b->sha : NULL);
     btd_json_string(j, "toolchain", b->toolchain[0] ? b->toolchain : NULL);
     if (b->tracing_mode) {
@@ -131,6 +136,9 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_end_object(&j);
     btd_json_begin_object(&j, "capture");
     btd_json_string(&j, "path", d->capture.path);
+    btd_json_int(&j, "size", (int64_t)d->capture.size);
+    btd_json_int(&j, "uploaded_size",
+                 (int64_t)(d->capture.upload_size ? d->capture.upload_size : d->capture.size));
     btd_json_string(&j, "sha256", d->capture.sha[0] ? d->capture.sha : NULL);
     btd_json_string(&j, "toolchain", d->capture.toolchain[0] ? d->capture.toolchain : NULL);
     btd_json_int(&j, "tracy_port", s->port);
@@ -165,6 +173,8 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "path", r->pulled ? r->output : NULL);
     btd_json_int(&j, "size", r->pulled ? (int64_t)r->trace_size : 0);
     btd_json_string(&j, "sha256", r->pulled ? r->trace_sha : NULL);
+    btd_json_string(&j, "symbolized", r->symbolized[0] ? r->symbolized : NULL);
+    btd_json_string(&j, "pulled_sha256", r->pulled_sha[0] ? r->pulled_sha : NULL);
     btd_json_end_object(&j);
     if (s->program_exited)
         btd_json_int(&j, "program_exit_status", s->program_exit);
@@ -216,8 +226,9 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     if (sum.end[0] || sum.capture_time[0])
         printf("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
                sum.capture_time[0] ? " in " : "", sum.capture_time);
-    printf("  trace     %s (%s, %" PRIu64 " bytes, SHA-256 verified)\n", r->output, size,
-           r->trace_size);
+    printf("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size, r->trace_size,
+           r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
+                            : "SHA-256 verified");
     printf("  record    %s\n", r->record_path);
     if (s->program_exited)
         printf("  program   %sexit status %d%s\n", s->program_stopped ? "stopped as asked (" : "",
@@ -420,6 +431,18 @@ int btd_cmd_run(const struct btd_options *o)
             d.t_pull = btd_now();
             if (pull == BTD_EXIT_OK) {
                 r.pulled = true;
+                /* The program ran without its symbols: name its frames
+                 * here, from the file the user gave. */
+                bool callstacks = d.program.tracing_mode == 0 || d.program.tracing_mode >= 3;
+                if (d.program.upload_size < d.program.size && callstacks &&
+                    btd_symbolize_trace(r.output, d.program.path, r.symbolized,
+                                        sizeof r.symbolized) == 0) {
+                    btd_note("%s", r.symbolized);
+                    memcpy(r.pulled_sha, r.trace_sha, sizeof r.pulled_sha);
+                    unsigned long long size = 0;
+                    if (btd_sha256_file(r.output, r.trace_sha, &size) == 0)
+                        r.trace_size = size;
+                }
                 /* A program that ends because we stopped it (Ctrl-C, -s) has
                  * not failed, whatever its signal status says. */
                 if (s.capture_exited && s.capture_exit != 0) {

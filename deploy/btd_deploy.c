@@ -5,6 +5,7 @@
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
+#include "btd_strip.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -236,7 +237,8 @@ int btd_deploy_prepare(struct btd_deploy *d)
     btd_debug("private folder %s", b->dir);
     if (!d->program.has_symbols)
         btd_warn("%s has no symbol table (stripped): callstacks (tracing modes 3-4) will show "
-                 "addresses without function names",
+                 "addresses without function names; give the unstripped file to run, or name "
+                 "them later with boardtrace-report symbolize TRACE UNSTRIPPED",
                  d->program.path);
     if (!b->exe_link)
         btd_warn("/proc/self/exe does not resolve on %s: callstacks will not be named",
@@ -255,13 +257,28 @@ int btd_deploy_prepare(struct btd_deploy *d)
     for (int i = 0; i < 2; i++) {
         if (!bins[i])
             continue;
+        struct btd_binary *bin = bins[i];
+        /* The board needs no symbols: a copy without them travels. */
+        bin->upload_size = bin->size;
+        if (!d->o->no_strip && bin->has_symbols &&
+            btd_strip_copy(bin->path, bin->upload, sizeof bin->upload, &bin->upload_size, err,
+                           sizeof err) < 0) {
+            btd_error("%s", err);
+            return BTD_EXIT_LOCAL;
+        }
         char label[160];
-        snprintf(label, sizeof label, "upload %.120s", bins[i]->name);
-        if (btd_upload(&d->conn, &d->xo, bins[i]->path, bins[i]->remote, label, bins[i]->sha, err,
-                       sizeof err) != 0) {
-            btd_error("upload of %s to %s failed: %s", bins[i]->path, d->conn.where, err);
+        snprintf(label, sizeof label, "upload %.120s", bin->name);
+        int up = btd_upload(&d->conn, &d->xo, bin->upload[0] ? bin->upload : bin->path, bin->remote,
+                            label, bin->sha, err, sizeof err);
+        if (bin->upload[0])
+            unlink(bin->upload);
+        if (up != 0) {
+            btd_error("upload of %s to %s failed: %s", bin->path, d->conn.where, err);
             return BTD_EXIT_UPLOAD;
         }
+        if (bin->upload[0])
+            btd_debug("uploaded %s without symbols: %llu of %llu bytes", bin->path,
+                      (unsigned long long)bin->upload_size, (unsigned long long)bin->size);
         if (btd_interrupted)
             return BTD_EXIT_INTERRUPTED;
     }

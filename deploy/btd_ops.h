@@ -24,8 +24,10 @@ struct btd_binary {
     char bt_version[32]; /* from its boardtrace ELF note, "" none */
     int tracing_mode;    /* from the note, 0 none */
     uint64_t size;
-    char name[128];    /* file name on the board */
-    char remote[1200]; /* full path on the board */
+    char upload[4096];    /* the stripped copy sent instead of path, "" none */
+    uint64_t upload_size; /* bytes sent: size, or the stripped copy's */
+    char name[128];       /* file name on the board */
+    char remote[1200];    /* full path on the board */
     char sha[65];
 };
 
@@ -76,6 +78,11 @@ int btd_deploy_libs(struct btd_deploy *d);
 /* Connects, then prepares; a failure while interrupted reports
  * BTD_EXIT_INTERRUPTED, since the signal is the cause the user needs to see. */
 int btd_deploy_start(struct btd_deploy *d);
+
+/* Names the frames of TRACE from PROGRAM (unstripped) with
+ * boardtrace-report symbolize; its summary line into summary. Returns 0, or
+ * -1 after a warning (the trace stays as it was). */
+int btd_symbolize_trace(const char *trace, const char *program, char *summary, size_t len);
 
 /* Removes the board folder unless --keep (says so either way). */
 void btd_deploy_cleanup(struct btd_deploy *d, bool keep);

@@ -158,6 +158,7 @@ struct module {
     const uint8_t *map; /* the ELF file: names and paths point into it */
     size_t map_size;
     int loaded;
+    char build_id[41]; /* hex of NT_GNU_BUILD_ID from the loaded notes, "" none */
 };
 
 #define MODULE_CACHE 16
@@ -168,7 +169,40 @@ struct find_state {
     const char *name;
     uintptr_t bias;
     int found;
+    char build_id[41];
 };
+
+/* The GNU build-id among a loaded module's notes (PT_NOTE segments, which
+ * strip keeps): what lets the host find the unstripped file of a frame
+ * this process could not name. */
+static void note_build_id(const struct dl_phdr_info *info, char *out, size_t outlen)
+{
+    out[0] = 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        const uint8_t *p = (const uint8_t *)(info->dlpi_addr + ph->p_vaddr);
+        const uint8_t *end = p + ph->p_memsz;
+        while (end - p >= 12) {
+            uint32_t namesz, descsz, type;
+            memcpy(&namesz, p, 4);
+            memcpy(&descsz, p + 4, 4);
+            memcpy(&type, p + 8, 4);
+            size_t name_pad = (namesz + 3u) & ~3u, desc_pad = (descsz + 3u) & ~3u;
+            if ((size_t)(end - p) - 12 < name_pad + desc_pad)
+                break;
+            const uint8_t *desc = p + 12 + name_pad;
+            if (type == 3 && namesz == 4 && memcmp(p + 12, "GNU", 4) == 0 && descsz > 0 &&
+                descsz * 2 < outlen) {
+                for (uint32_t k = 0; k < descsz; k++)
+                    snprintf(out + 2 * k, 3, "%02x", desc[k]);
+                return;
+            }
+            p += 12 + name_pad + desc_pad;
+        }
+    }
+}
 
 static int find_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -183,6 +217,7 @@ static int find_module_cb(struct dl_phdr_info *info, size_t size, void *arg)
             s->name = info->dlpi_name;
             s->bias = info->dlpi_addr;
             s->found = 1;
+            note_build_id(info, s->build_id, sizeof(s->build_id));
             return 1;
         }
     }
@@ -340,12 +375,14 @@ static int module_path(const char *name, char *path, size_t size)
 
 static struct module *module_for(uint64_t address)
 {
-    struct find_state s = {(uintptr_t)address, NULL, 0, 0};
+    struct find_state s = {(uintptr_t)address, NULL, 0, 0, ""};
     dl_iterate_phdr(find_module_cb, &s);
     char path[512];
     if (!s.found || module_path(s.name, path, sizeof(path)) != 0)
         return NULL;
-    return module_get(path, s.bias);
+    struct module *m = module_get(path, s.bias);
+    memcpy(m->build_id, s.build_id, sizeof(m->build_id));
+    return m;
 }
 
 static int names_file(const struct module *m, const char *path)
@@ -437,14 +474,23 @@ void bt_callstack_answer_frame(struct bt_encoder *e, struct bt_code *code, uint6
     const char *slash = strrchr(image, '/');
     if (slash && slash[1])
         image = slash + 1;
-    char hex[32];
+    /* A frame this process cannot name (a stripped upload) says where it
+     * is in its file, IMAGE+0xOFFSET, and the file's build-id in place of
+     * a source file: enough for the host to name it from the unstripped
+     * file (boardtrace-report symbolize). */
+    char hex[560];
     const char *function = s ? s->name : hex;
-    if (!s)
+    if (!s && m)
+        snprintf(hex, sizeof(hex), "%s+0x%llx", image,
+                 (unsigned long long)(address - (uint64_t)m->bias));
+    else if (!s)
         snprintf(hex, sizeof(hex), "0x%llx", (unsigned long long)address);
     uint64_t sym_addr = s ? bt_address_canonical(m->bias + s->value) : 0;
     uint32_t sym_len = s ? (uint32_t)(s->size > UINT32_MAX ? UINT32_MAX : s->size) : 0;
     char file[1024];
     uint32_t line = source_for(m, call, file, sizeof(file));
+    if (!s && !line && m && m->build_id[0])
+        snprintf(file, sizeof(file), "[build-id %s]", m->build_id);
     bt_code_offer_symbol(code, sym_addr, sym_len);
     if (line)
         bt_code_offer_file(code, file);

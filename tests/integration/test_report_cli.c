@@ -233,6 +233,60 @@ static void gpu_zones_frames_and_plots_are_exported(void **state)
                      1);
 }
 
+/* Runs the report with args, its stdout into path; the exit status. */
+static int run_to_file(const char *const *args, const char *path)
+{
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)report_bin;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Symbolizing copies the whole file: an upstream recording (LZ4, every
+ * section) with nothing to name comes out showing the same zones and the
+ * same 84344 frames; wrong arguments are refused by name. */
+static void symbolizing_rewrites_every_section_it_does_not_change_as_it_was(void **state)
+{
+    (void)state;
+    char src[4096], copy[4200], a[4200], b[4200];
+    snprintf(src, sizeof src, "%s/../tracy-0.14.0-full/session.tracy", data_dir);
+    snprintf(copy, sizeof copy, "%s/symbolized.tracy", tmpdir);
+    snprintf(a, sizeof a, "%s/a.txt", tmpdir);
+    snprintf(b, sizeof b, "%s/b.txt", tmpdir);
+    const char *sym[] = {"symbolize", "-o", copy, src, report_bin, NULL};
+    assert_int_equal(run_to_file(sym, a), 0);
+    assert_int_equal(count_in(a, ": 84344 frames, 0 recorded unnamed, 0 named"), 1);
+    const char *stats_src[] = {"stats", src, NULL}, *stats_copy[] = {"stats", copy, NULL};
+    assert_int_equal(run_to_file(stats_src, a), 0);
+    assert_int_equal(run_to_file(stats_copy, b), 0);
+    assert_true(same_content(a, b));
+    const char *frames_src[] = {"frames", src, NULL}, *frames_copy[] = {"frames", copy, NULL};
+    assert_int_equal(run_to_file(frames_src, a), 0);
+    assert_int_equal(run_to_file(frames_copy, b), 0);
+    assert_true(same_content(a, b));
+    assert_int_equal(count_in(a, "\n"), 96095); /* 84344 frames, with their inlined calls */
+
+    char err[4096];
+    const char *not_elf[] = {"symbolize", "-o", copy, src, src, NULL};
+    assert_int_equal(run_report(not_elf, err, sizeof err), 2);
+    assert_non_null(strstr(err, "not a 64-bit little-endian ELF file"));
+    const char *alone[] = {"symbolize", src, NULL};
+    assert_int_equal(run_report(alone, err, sizeof err), 1);
+    assert_non_null(strstr(err, "a trace and at least one binary are required"));
+}
+
 static int remove_tmpdir(void **state)
 {
     (void)state;
@@ -258,6 +312,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_failed_export_leaves_an_existing_output_as_it_was),
         cmocka_unit_test(a_folder_is_said_to_be_a_folder),
         cmocka_unit_test(a_file_needing_more_than_the_memory_limit_is_refused),
+        cmocka_unit_test(symbolizing_rewrites_every_section_it_does_not_change_as_it_was),
         cmocka_unit_test(gpu_zones_frames_and_plots_are_exported),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tmpdir);

@@ -194,6 +194,36 @@ int btc_tracy_read_more(const char *path, struct btc_trace *t, btc_zone_fn fn, b
                         const struct btc_read_more *more, void *ctx, char *err, size_t errlen);
 void btc_trace_free(struct btc_trace *t);
 
+/* ---- rewriting callstack frames (symbolizing) -------------------------- */
+
+/* One subframe of a callstack frame: string indices, source line, and the
+ * address of its symbol (0 unknown). */
+struct btc_rewrite_sub {
+    uint32_t name, file; /* string index, UINT32_MAX none */
+    uint32_t line;
+    uint64_t sym_addr;
+};
+
+struct btc_rewrite {
+    /* Each callstack frame (addr: its id, the return address) with its n
+     * subframes, which the hook may change in place (never their number).
+     * t holds the strings read so far: all of the file's. */
+    void (*frame)(void *ctx, const struct btc_trace *t, uint64_t addr, struct btc_rewrite_sub *sub,
+                  unsigned n);
+    void *ctx;
+    /* Strings appended to the file's table: their indices follow its own
+     * (the count a first pass saw in t). */
+    const char *const *extra;
+    const uint32_t *extra_len;
+    uint64_t extra_count;
+};
+
+/* Copies IN to OUT (a zstd .tracy, replaced only once complete) with the
+ * hook's changes to the frames and the extra strings; with OUT NULL only
+ * reads, calling the hook (a first pass). Returns BTC_OK or an error. */
+int btc_tracy_rewrite(const char *in, const char *out, const struct btc_rewrite *rw, char *err,
+                      size_t errlen);
+
 /* A string of the trace by index ("" for -1 or out of range). */
 const char *btc_trace_string(const struct btc_trace *t, int64_t idx);
 /* The source location of a zone's file srcloc id, or NULL. */

@@ -13,6 +13,7 @@
 
 #include "btc_format.h"
 #include "btc_tracy.h"
+#include "btc_tracy_write_parts.h"
 
 #define MAX_STRING_BYTES (64u * 1024u * 1024u)
 #define MAX_ZONE_DEPTH   (1u << 20)
@@ -47,6 +48,11 @@ struct rd {
     int cb_rc; /* a callback's failure, ends the read */
     uint64_t gpu_timeline;
     uint32_t gpu_depth;
+    /* btc_tracy_rewrite: payload bytes read are copied to out while
+     * copy_on; the strings' count and the frames are written by hand. */
+    const struct btc_rewrite *rw;
+    struct fw *out;
+    int copy_on;
 };
 
 static int raw_read(struct rd *r, void *p, size_t n)
@@ -168,6 +174,8 @@ static void get(struct rd *r, void *p, size_t n)
         if (k > n)
             k = n;
         memcpy(o, r->cur + r->pos, k);
+        if (r->copy_on)
+            btc_fw_put(r->out, r->cur + r->pos, k);
         r->pos += k;
         r->payload_off += k;
         o += k;
@@ -449,6 +457,45 @@ static int count_callstack(struct rd *r, struct btc_trace *t, uint32_t cs, uint6
 /* Callstacks (section 27) and frames (28): counted, and for the callstacks
  * timer samples hit, each function's self and inclusive samples (a frame's
  * function is its first subframe: the innermost when inlined). */
+/* A frame record for btc_tracy_rewrite: read whole, given to the hook,
+ * written back with its changes (same length). */
+static void rewrite_frame(struct rd *r, struct btc_trace *t, struct btc_map *frame_slot,
+                          struct btc_vec *names)
+{
+    int copy = r->copy_on;
+    r->copy_on = 0;
+    uint64_t fid = g64(r);
+    uint8_t n = g8(r);
+    uint32_t image = g24(r);
+    struct btc_rewrite_sub sub[256];
+    for (unsigned k = 0; k < n; k++) {
+        sub[k].name = g24(r) - 1;
+        sub[k].file = g24(r) - 1;
+        sub[k].line = g32(r);
+        sub[k].sym_addr = g64(r);
+    }
+    if (!r->failed && r->rw->frame)
+        r->rw->frame(r->rw->ctx, t, fid, sub, n);
+    uint64_t *slotp = btc_map_get(frame_slot, fid);
+    if (slotp && n) {
+        int64_t *nm = btc_vec_at(names, (size_t)*slotp - 1);
+        nm[0] = sub[0].name == UINT32_MAX ? -1 : (int64_t)sub[0].name;
+        nm[1] = (int64_t)image - 1;
+    }
+    if (r->out) {
+        put_u64(r->out, fid);
+        put_u8(r->out, n);
+        put_u24(r->out, image);
+        for (unsigned k = 0; k < n; k++) {
+            put_u24(r->out, sub[k].name + 1);
+            put_u24(r->out, sub[k].file + 1);
+            put_u32(r->out, sub[k].line);
+            put_u64(r->out, sub[k].sym_addr);
+        }
+    }
+    r->copy_on = copy;
+}
+
 static int read_callstacks(struct rd *r, struct btc_trace *t)
 {
     struct sampled_cs {
@@ -497,6 +544,10 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
     n = g64(r);
     t->callstack_frames = n;
     for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
+        if (r->rw) {
+            rewrite_frame(r, t, &frame_slot, &names);
+            continue;
+        }
         uint64_t fid = g64(r);
         uint8_t sub = g8(r);
         int64_t image = (int64_t)g24(r) - 1;
@@ -652,7 +703,12 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     struct btc_map skeys; /* file string key -> index */
     btc_map_init(&skeys);
     int rc = BTC_OK;
+    r->copy_on = 0;
     n = g64(r);
+    if (r->out) {
+        put_u64(r->out, n + r->rw->extra_count);
+        r->copy_on = 1;
+    }
     char *buf = NULL;
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         uint64_t key = g64(r);
@@ -696,6 +752,12 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         }
     }
     free(buf);
+    /* Appended strings: keys of their own, far from any pointer. */
+    for (uint64_t i = 0; r->out && i < r->rw->extra_count; i++) {
+        put_u64(r->out, 0xb7d0000000000000ull + i);
+        put_u64(r->out, r->rw->extra_len[i]);
+        put(r->out, r->rw->extra[i], r->rw->extra_len[i]);
+    }
     n = rc < 0 ? 0 : g64(r); /* pointer strings */
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         uint64_t ptr = g64(r);
@@ -1220,5 +1282,46 @@ int btc_tracy_read_mem(const uint8_t *buf, size_t n, struct btc_trace *t, btc_zo
     struct rd r = {.err = err, .errlen = errlen, .mem = buf, .mem_len = n, .mfn = mfn};
     int rc = read_container(&r, t, fn, ctx);
     rd_free(&r);
+    return rc;
+}
+
+int btc_tracy_rewrite(const char *in, const char *out, const struct btc_rewrite *rw, char *err,
+                      size_t errlen)
+{
+    struct btc_trace t;
+    trace_init(&t);
+    struct fw w;
+    char tmp[4200] = "";
+    struct rd r = {.err = err, .errlen = errlen, .rw = rw};
+    r.f = fopen(in, "rb");
+    if (!r.f) {
+        snprintf(err, errlen, "cannot open %s: %s", in, strerror(errno));
+        btc_trace_free(&t);
+        return BTC_ERR_IO;
+    }
+    int rc = BTC_OK;
+    if (out) {
+        rc = btc_fw_begin(&w, out, tmp, sizeof tmp, err, errlen);
+        if (rc >= 0) {
+            r.out = &w;
+            r.copy_on = 1;
+        }
+    }
+    if (rc >= 0)
+        rc = read_container(&r, &t, NULL, NULL);
+    /* Whatever follows what the reader knows is copied as it is. */
+    while (rc >= 0 && r.out && !r.failed) {
+        if (r.pos == r.len && !next_block(&r))
+            break;
+        btc_fw_put(&w, r.cur + r.pos, r.len - r.pos);
+        r.pos = r.len;
+    }
+    if (rc >= 0 && r.failed)
+        rc = BTC_ERR_FORMAT;
+    if (r.out)
+        rc = btc_fw_end(&w, out, tmp, rc, NULL, err, errlen);
+    fclose(r.f);
+    rd_free(&r);
+    btc_trace_free(&t);
     return rc;
 }

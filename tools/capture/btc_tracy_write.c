@@ -910,19 +910,32 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
         return BTC_ERR_FORMAT;
     }
     struct fw *w = &wr.w;
+    char tmp[4200];
+    int rc = btc_fw_begin(w, path, tmp, sizeof tmp, err, errlen);
+    if (rc < 0)
+        return rc;
+    rc = write_payload(&wr);
+    if (rc == BTC_ERR_NOMEM)
+        snprintf(err, errlen, "out of memory while writing %s", path);
+    return btc_fw_end(w, path, tmp, rc, bytes, err, errlen);
+}
+
+int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
+{
+    memset(w, 0, sizeof *w);
     /* A regular file (or none yet) is replaced only once the new one is
      * complete: written beside it under a temporary name, synced, renamed.
      * Anything else (a FIFO, /dev/stdout) is written in place. */
     struct stat st;
     bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    char tmp[4200] = "";
+    tmp[0] = '\0';
     if (in_place) {
         w->f = fopen(path, "wb");
     } else {
         static unsigned serial;
         int fd = -1;
         for (int tries = 0; fd < 0 && tries < 100; tries++) {
-            snprintf(tmp, sizeof tmp, "%s.%d-%u.tmp", path, (int)getpid(), ++serial);
+            snprintf(tmp, tmplen, "%s.%d-%u.tmp", path, (int)getpid(), ++serial);
             fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
             if (fd < 0 && errno != EEXIST)
                 break;
@@ -936,33 +949,37 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
                  strerror(errno));
         if (tmp[0])
             unlink(tmp);
+        tmp[0] = '\0';
         return BTC_ERR_IO;
     }
     w->blk = malloc(BTC_FILE_BLOCK_SIZE);
     w->out_cap = ZSTD_compressBound(BTC_FILE_BLOCK_SIZE) + 4;
     w->out = malloc(w->out_cap);
     w->z = ZSTD_createCCtx();
-    int rc = BTC_OK;
     if (!w->blk || !w->out || !w->z) {
         snprintf(err, errlen, "out of memory for the file writer");
-        rc = BTC_ERR_NOMEM;
-    } else {
-        ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, BTC_FILE_ZSTD_LEVEL);
-        ZSTD_CCtx_setParameter(w->z, ZSTD_c_contentSizeFlag, 0);
-        /* A 512 KiB window instead of level 3's 2 MiB: the context shrinks
-         * by 1.5 MiB, a third of the writer's memory, and the blocks, flushed
-         * every 64 KiB, compress as well (the full recording: 0.2% smaller). */
-        ZSTD_CCtx_setParameter(w->z, ZSTD_c_windowLog, BTC_FILE_ZSTD_WINDOW_LOG);
-        uint8_t head[6] = {btc_file_magic[0], btc_file_magic[1],      btc_file_magic[2],
-                           btc_file_magic[3], BTC_FILE_COMPRESS_ZSTD, 1};
-        if (fwrite(head, 1, sizeof head, w->f) != sizeof head)
-            w->failed = 1;
-        w->file_bytes = sizeof head;
-        rc = write_payload(&wr);
-        if (rc == BTC_ERR_NOMEM)
-            snprintf(err, errlen, "out of memory while writing %s", path);
-        fw_block(w);
+        return btc_fw_end(w, path, tmp, BTC_ERR_NOMEM, NULL, err, errlen);
     }
+    ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, BTC_FILE_ZSTD_LEVEL);
+    ZSTD_CCtx_setParameter(w->z, ZSTD_c_contentSizeFlag, 0);
+    /* A 512 KiB window instead of level 3's 2 MiB: the context shrinks by
+     * 1.5 MiB, a third of the writer's memory, and the blocks, flushed every
+     * 64 KiB, compress as well (the full recording: 0.2% smaller). */
+    ZSTD_CCtx_setParameter(w->z, ZSTD_c_windowLog, BTC_FILE_ZSTD_WINDOW_LOG);
+    uint8_t head[6] = {btc_file_magic[0], btc_file_magic[1],      btc_file_magic[2],
+                       btc_file_magic[3], BTC_FILE_COMPRESS_ZSTD, 1};
+    if (fwrite(head, 1, sizeof head, w->f) != sizeof head)
+        w->failed = 1;
+    w->file_bytes = sizeof head;
+    return BTC_OK;
+}
+
+int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t *bytes, char *err,
+               size_t errlen)
+{
+    if (w->z && w->blk && w->out)
+        fw_block(w);
+    bool in_place = !tmp[0];
     const char *name = in_place ? path : tmp;
     if (rc >= 0 && (w->failed || fflush(w->f) != 0 || (!in_place && fsync(fileno(w->f)) != 0))) {
         snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno));
@@ -985,5 +1002,6 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
     free(w->blk);
     free(w->out);
     ZSTD_freeCCtx(w->z);
+    memset(w, 0, sizeof *w);
     return rc;
 }

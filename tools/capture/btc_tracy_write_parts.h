@@ -26,6 +26,16 @@ struct fw {
 
 /* Appends n bytes, compressing each block as it fills (btc_tracy_write.c). */
 void btc_fw_put(struct fw *w, const void *p, size_t n);
+
+/* Opens PATH for a new .tracy (zstd container header written): a regular
+ * file is written as tmp (filled in, tmplen bytes) and renamed by
+ * btc_fw_end only when complete. Returns BTC_OK or an error with err. */
+int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err,
+                 size_t errlen);
+/* Flushes and closes; rc is the payload writer's result: on failure the
+ * temporary file goes and PATH is left as it was. Returns the final rc. */
+int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t *bytes, char *err,
+               size_t errlen);
 static inline void put(struct fw *w, const void *p, size_t n)
 {
     btc_fw_put(w, p, n);

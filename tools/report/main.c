@@ -14,6 +14,7 @@
 
 #include "btc_tracy.h"
 #include "btr_report.h"
+#include "btr_symbolize.h"
 
 enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3 };
 
@@ -24,6 +25,8 @@ static void usage(FILE *to)
             "\n"
             "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
             "       boardtrace-report chrome [-o OUT.json] [--max-memory SIZE] TRACE.tracy\n"
+            "       boardtrace-report symbolize [-o OUT.tracy] TRACE.tracy BINARY...\n"
+            "       boardtrace-report frames TRACE.tracy\n"
             "\n"
             "  stats    zone statistics per source location: name, file, line, count, total,\n"
             "           mean, min and max ns; an aligned table, or with --csv the columns\n"
@@ -33,6 +36,11 @@ static void usage(FILE *to)
             "           to stdout unless -o is given. OUT.json is written beside itself\n"
             "           and renamed once complete: a failed export leaves an existing OUT\n"
             "           as it was; an OUT that is the trace itself is refused\n"
+            "  symbolize  names the callstack frames a stripped program recorded as\n"
+            "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
+            "           (matched by build-id): function, source file and line; rewrites\n"
+            "           TRACE in place (replaced once complete) or into -o OUT\n"
+            "  frames   the callstack frames of the trace: address, function, file:line\n"
             "\n"
             "  --max-memory SIZE  what the report may hold of the trace's strings and\n"
             "           tables (zones stream through), e.g. 512M, 2G (default 1G); a\n"
@@ -245,6 +253,72 @@ static int cmd_chrome(int argc, char **argv)
     return EXIT_OK;
 }
 
+static int cmd_symbolize(int argc, char **argv)
+{
+    const char *out = NULL;
+    const char **files = calloc((size_t)argc + 1, sizeof *files);
+    int n = 0;
+    for (int i = 0; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out = argv[++i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "boardtrace-report symbolize: unexpected argument '%s'\n", argv[i]);
+            free(files);
+            return EXIT_USAGE;
+        } else {
+            files[n++] = argv[i];
+        }
+    }
+    if (n < 2) {
+        fprintf(stderr, "boardtrace-report symbolize: a trace and at least one binary are "
+                        "required (symbolize [-o OUT] TRACE BINARY...)\n");
+        free(files);
+        return EXIT_USAGE;
+    }
+    const char *trace = files[0];
+    if (!out)
+        out = trace;
+    struct btr_symbolize_result res;
+    char err[600] = "";
+    int rc = btr_symbolize(trace, out, files + 1, n - 1, &res, err, sizeof err);
+    free(files);
+    if (rc < 0) {
+        fprintf(stderr, "boardtrace-report symbolize: %s\n", err);
+        return EXIT_READ;
+    }
+    printf("%s: %llu frames, %llu recorded unnamed, %llu named from the binaries (%llu with a "
+           "source line)\n",
+           out, (unsigned long long)res.frames, (unsigned long long)res.unresolved,
+           (unsigned long long)res.named, (unsigned long long)res.with_line);
+    return EXIT_OK;
+}
+
+static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
+                        struct btc_rewrite_sub *sub, unsigned n)
+{
+    (void)ctx;
+    for (unsigned k = 0; k < n; k++) {
+        const char *name = sub[k].name == UINT32_MAX ? "" : btc_trace_string(t, sub[k].name);
+        const char *file = sub[k].file == UINT32_MAX ? "" : btc_trace_string(t, sub[k].file);
+        printf("0x%llx\t%s\t%s:%u\n", (unsigned long long)addr, name, file, sub[k].line);
+    }
+}
+
+static int cmd_frames(int argc, char **argv)
+{
+    if (argc != 1 || argv[0][0] == '-') {
+        fprintf(stderr, "boardtrace-report frames: expected one trace file\n");
+        return EXIT_USAGE;
+    }
+    struct btc_rewrite rw = {.frame = print_frame};
+    char err[600] = "";
+    if (btc_tracy_rewrite(argv[0], NULL, &rw, err, sizeof err) < 0) {
+        read_failed(argv[0], err);
+        return EXIT_READ;
+    }
+    return EXIT_OK;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -263,7 +337,13 @@ int main(int argc, char **argv)
         return cmd_stats(argc - 2, argv + 2);
     if (!strcmp(argv[1], "chrome"))
         return cmd_chrome(argc - 2, argv + 2);
-    fprintf(stderr, "boardtrace-report: unknown command '%s' (expected stats or chrome)\n",
+    if (!strcmp(argv[1], "symbolize"))
+        return cmd_symbolize(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "frames"))
+        return cmd_frames(argc - 2, argv + 2);
+    fprintf(stderr,
+            "boardtrace-report: unknown command '%s' (expected stats, chrome, symbolize or "
+            "frames)\n",
             argv[1]);
     return EXIT_USAGE;
 }

@@ -18,8 +18,8 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir boardtrace-demo boardtrace-report
- * boardtrace-demo-dynamic */
-static const char *demo, *report, *demo_dynamic;
+ * boardtrace-demo-dynamic boardtrace-demo-callstacks */
+static const char *demo, *report, *demo_dynamic, *demo_callstacks;
 
 static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
 {
@@ -272,10 +272,58 @@ static void a_detached_run_is_listed_stopped_and_fetched(void **state)
     result_free(&r);
 }
 
+/* The program travels without its symbols (the default): its frames are
+ * recorded on the board as IMAGE+0xOFFSET with its build-id, and named on
+ * the host from the file given, with source files and lines. */
+static void a_stripped_upload_has_its_frames_named_on_the_host(void **state)
+{
+    (void)state;
+    char out[600], record[640];
+    snprintf(out, sizeof out, "%s/stripped.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
+    const char *argv[24];
+    const char *rest[] = {"-f", "-o", out, demo_callstacks, "--", "-f", "20", NULL};
+    run_argv(argv, rest, NULL);
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, " (620 zones, 22 frames)\n"));
+    assert_non_null(strstr(r.out, "frames named here)"));
+    const char *named = strstr(r.err, " recorded unnamed, ");
+    assert_non_null(named);
+    unsigned long long unnamed = 0, done = 0, lines = 0;
+    const char *line = named;
+    while (line > r.err && line[-1] != ' ')
+        line--;
+    assert_int_equal(sscanf(line, "%llu recorded unnamed, %llu named from the binaries (%llu with",
+                            &unnamed, &done, &lines),
+                     3);
+    assert_true(unnamed > 0);
+    assert_int_equal(done, unnamed);
+    assert_true(lines > 0);
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"uploaded_without_symbols\": true"));
+    assert_non_null(strstr(json, "\"pulled_sha256\": \""));
+    free(json);
+    result_free(&r);
+
+    /* The demo's worker threads and their source lines, by name. */
+    const char *frames[] = {report, "frames", out, NULL};
+    assert_int_equal(run_command((char *const *)frames, work, 60, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, "\tworker\t"));
+    assert_non_null(strstr(r.out, "/runtime/demo/demo.c:"));
+    assert_null(strstr(r.out, "[build-id "));
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR DEMO REPORT DEMO_DYNAMIC\n",
+    if (argc != 8) {
+        fprintf(stderr,
+                "usage: %s BOARDTRACE BOARD_SH BOARD_DIR DEMO REPORT DEMO_DYNAMIC "
+                "DEMO_CALLSTACKS\n",
                 argv[0]);
         return 2;
     }
@@ -285,12 +333,14 @@ int main(int argc, char **argv)
     demo = argv[4];
     report = argv[5];
     demo_dynamic = argv[6];
+    demo_callstacks = argv[7];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
         cmocka_unit_test(a_dynamic_program_runs_with_the_loader_and_libraries_brought),
         cmocka_unit_test(no_bring_libs_refuses_naming_the_missing_loader),
         cmocka_unit_test(a_run_survives_its_ssh_connection_being_cut),
         cmocka_unit_test(a_detached_run_is_listed_stopped_and_fetched),
+        cmocka_unit_test(a_stripped_upload_has_its_frames_named_on_the_host),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }
