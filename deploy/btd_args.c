@@ -81,9 +81,10 @@ static const char usage_text[] =
     "                             come from DIR when the board lacks them (default:\n"
     "                             $BOARDTRACE_SYSROOT, else the cross compiler's,\n"
     "                             else /usr/<triple>)\n"
-    "  --no-strip                 upload the program and capture as they are (default:\n"
-    "                             copies without symbols and debug information, the\n"
-    "                             trace's frames named on the host afterwards)\n"
+    "  --no-strip                 run: upload the program and capture as they are\n"
+    "                             (default: copies without symbols and debug\n"
+    "                             information, the trace's frames named on the host\n"
+    "                             afterwards; live always sends them as they are)\n"
     "  --no-bring-libs            refuse, naming what is missing, instead of bringing\n"
     "                             libraries the board lacks\n"
     "\n"
@@ -189,6 +190,7 @@ static int option_allowed(enum btd_command c, int opt)
         return c == BTD_CMD_RUN;
     case OPT_DETACH:
     case OPT_RECONNECT:
+    case OPT_NO_STRIP:
         return c == BTD_CMD_RUN;
     case OPT_STOP:
         return c == BTD_CMD_FETCH;
@@ -198,7 +200,6 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_READY_TIMEOUT:
     case OPT_SYSROOT:
     case OPT_NO_BRING_LIBS:
-    case OPT_NO_STRIP:
         return c == BTD_CMD_RUN || c == BTD_CMD_LIVE;
     case 'L':
         return c == BTD_CMD_LIVE;

@@ -258,9 +258,10 @@ int btd_deploy_prepare(struct btd_deploy *d)
         if (!bins[i])
             continue;
         struct btd_binary *bin = bins[i];
-        /* The board needs no symbols: a copy without them travels. */
+        /* The board needs no symbols: a copy without them travels. Not for
+         * live: its viewer names frames as they come, from the board. */
         bin->upload_size = bin->size;
-        if (!d->o->no_strip && bin->has_symbols &&
+        if (!d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols &&
             btd_strip_copy(bin->path, bin->upload, sizeof bin->upload, &bin->upload_size, err,
                            sizeof err) < 0) {
             btd_error("%s", err);
