@@ -378,6 +378,15 @@ int btd_session_wait(struct btd_session *s)
         if (s->extra_work && s->extra_work(s->extra_ctx, fds + 1, nfds - 1) != 0)
             return BTD_EXIT_START;
     }
+    /* A follower's two tails stop on their own a moment after the run
+     * finished; what the program printed last may still be on its way. */
+    for (double end = btd_now() + 10; s->finished && s->reconnects > 0 && btd_now() < end &&
+                                      !ssh_channel_is_eof(s->ch) &&
+                                      !ssh_channel_is_closed(s->ch);) {
+        if (read_channel(s, buf, sizeof buf) < 0)
+            break;
+        ssh_channel_poll_timeout(s->ch, 100, 0);
+    }
     /* Output that came in the same packets as the last report. */
     int n;
     while ((n = ssh_channel_read_nonblocking(s->ch, buf, sizeof buf, 0)) > 0) {

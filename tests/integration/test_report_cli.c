@@ -193,6 +193,27 @@ static uint64_t count_in(const char *path, const char *needle)
  * continuous, 100 discontinuous), a counter event per plot point (4 plots
  * of 100 and 21 CPU-usage points) and per allocation and free of each
  * memory pool; stats lists GPU zones and the hottest sampled functions. */
+/* Runs the report with args, its stdout into path; the exit status. */
+static int run_to_file(const char *const *args, const char *path)
+{
+    char *argv[16];
+    int n = 0;
+    argv[n++] = (char *)report_bin;
+    for (int i = 0; args[i]; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+        ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
 static void gpu_zones_frames_and_plots_are_exported(void **state)
 {
     (void)state;
@@ -213,16 +234,8 @@ static void gpu_zones_frames_and_plots_are_exported(void **state)
     assert_int_equal(count_in(json, "\"bytes\":16384}"), 1); /* the discard pool's peak */
     char out[4200];
     snprintf(out, sizeof out, "%s/stats.txt", tmpdir);
-    char *argv[] = {(char *)report_bin, "stats", src, NULL};
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    waitpid(pid, &st, 0);
-    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    const char *stats[] = {"stats", src, NULL};
+    assert_int_equal(run_to_file(stats, out), 0);
     assert_int_equal(count_in(out, "GPU context 0 \"full-gpu-ctx\": 70 zones"), 1);
     assert_int_equal(
         count_in(out,
@@ -231,27 +244,6 @@ static void gpu_zones_frames_and_plots_are_exported(void **state)
     assert_int_equal(count_in(out, "CPU samples: 6965 (1765 at timer ticks"), 1);
     assert_int_equal(count_in(out, "hot_loop_b                                               752"),
                      1);
-}
-
-/* Runs the report with args, its stdout into path; the exit status. */
-static int run_to_file(const char *const *args, const char *path)
-{
-    char *argv[16];
-    int n = 0;
-    argv[n++] = (char *)report_bin;
-    for (int i = 0; args[i]; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
 }
 
 /* Symbolizing copies the whole file: an upstream recording (LZ4, every
