@@ -23,8 +23,9 @@ extern char **environ;
 static const char *data_dir, *report_bin;
 static char tmpdir[] = "/tmp/bt-report-XXXXXX";
 
-/* Runs the report with args; its stderr (first 4 KiB) in err. */
-static int run_report(const char *const *args, char *err, size_t errlen)
+/* Runs the report with args, its stdout into out_path and its stderr into
+ * err_path; the exit status. */
+static int spawn_report(const char *const *args, const char *out_path, const char *err_path)
 {
     char *argv[16];
     int n = 0;
@@ -32,12 +33,11 @@ static int run_report(const char *const *args, char *err, size_t errlen)
     for (int i = 0; args[i]; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
-    char errfile[4200];
-    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, errfile, O_WRONLY | O_CREAT | O_TRUNC,
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out_path, O_WRONLY | O_CREAT | O_TRUNC,
+                                     0600);
+    posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err_path, O_WRONLY | O_CREAT | O_TRUNC,
                                      0600);
     pid_t pid;
     assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
@@ -45,6 +45,15 @@ static int run_report(const char *const *args, char *err, size_t errlen)
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* Runs the report with args; its stderr (first 4 KiB) in err. */
+static int run_report(const char *const *args, char *err, size_t errlen)
+{
+    char errfile[4200];
+    snprintf(errfile, sizeof errfile, "%s/stderr", tmpdir);
+    int rc = spawn_report(args, "/dev/null", errfile);
     err[0] = 0;
     FILE *f = fopen(errfile, "r");
     if (f) {
@@ -52,7 +61,7 @@ static int run_report(const char *const *args, char *err, size_t errlen)
         err[k] = 0;
         fclose(f);
     }
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return rc;
 }
 
 /* A copy of the recorded session's trace at name in the test's folder. */
@@ -196,22 +205,7 @@ static uint64_t count_in(const char *path, const char *needle)
 /* Runs the report with args, its stdout into path; the exit status. */
 static int run_to_file(const char *const *args, const char *path)
 {
-    char *argv[16];
-    int n = 0;
-    argv[n++] = (char *)report_bin;
-    for (int i = 0; args[i]; i++)
-        argv[n++] = (char *)args[i];
-    argv[n] = NULL;
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int st;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
-    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    return spawn_report(args, path, "/dev/null");
 }
 
 static void gpu_zones_frames_and_plots_are_exported(void **state)
