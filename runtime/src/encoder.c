@@ -48,6 +48,7 @@ void bt_encoder_reset(struct bt_encoder *e)
     e->ref_thread = 0;
     e->ref_serial = 0;
     e->ref_gpu = 0;
+    e->ref_ctx = 0;
     e->thread = 0;
     e->thread_valid = 0;
     e->error = 0;
@@ -104,9 +105,7 @@ void bt_enc_thread_context(struct bt_encoder *e, uint32_t thread)
     e->ref_thread = 0;
 }
 
-/* Writes `wide` (the 64-bit form) or its 32/16-bit siblings (wide + 1, + 2),
- * per protocol notes 4.3.2, and returns where the payload after time goes. */
-static uint8_t *put_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra)
+uint8_t *bt_enc_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra)
 {
     uint8_t *p;
     if (delta >= 0 && delta < BT_WIRE_OFF16) {
@@ -144,7 +143,7 @@ static int64_t serial_delta(struct bt_encoder *e, int64_t time)
 void bt_enc_zone_begin(struct bt_encoder *e, int64_t time, uint64_t srcloc, int callstack)
 {
     uint8_t wide = callstack ? BT_EV_ZONE_BEGIN_CALLSTACK : BT_EV_ZONE_BEGIN;
-    bt_wire_put_u64(put_compact(e, wide, thread_delta(e, time), 8), srcloc);
+    bt_wire_put_u64(bt_enc_compact(e, wide, thread_delta(e, time), 8), srcloc);
 }
 
 void bt_enc_zone_begin_alloc(struct bt_encoder *e, int64_t time, uint64_t key, const void *payload,
@@ -158,7 +157,7 @@ void bt_enc_zone_begin_alloc(struct bt_encoder *e, int64_t time, uint64_t key, c
 
 void bt_enc_zone_end(struct bt_encoder *e, int64_t time)
 {
-    put_compact(e, BT_EV_ZONE_END, thread_delta(e, time), 0);
+    bt_enc_compact(e, BT_EV_ZONE_END, thread_delta(e, time), 0);
 }
 
 void bt_enc_zone_validation(struct bt_encoder *e, uint32_t id)

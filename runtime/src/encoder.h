@@ -20,6 +20,7 @@ struct bt_encoder {
     int64_t ref_thread; /* THR reference */
     int64_t ref_serial; /* SER reference */
     int64_t ref_gpu;    /* GPU reference (GpuTime) */
+    int64_t ref_ctx;    /* CTX reference (context switches, wakeups, samples) */
     uint32_t thread;    /* thread of the last ThreadContext */
     int thread_valid;
     bt_encoder_write_fn write;
@@ -38,6 +39,11 @@ int bt_encoder_flush(struct bt_encoder *e);
 uint8_t *bt_encoder_reserve(struct bt_encoder *e, size_t n);
 /* Sends `type` as a 1-byte frame of its own (upstream's Terminate). */
 int bt_encoder_send_alone(struct bt_encoder *e, uint8_t type);
+
+/* Writes `wide` (an event's 64-bit time form) or its 32/16-bit siblings
+ * (wide + 1, + 2) for delta, per protocol notes 4.3.2; returns where the
+ * `extra` bytes after the time go. */
+uint8_t *bt_enc_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra);
 
 /* Per-thread batch header; also resets THR. Emitted only on a change. */
 void bt_enc_thread_context(struct bt_encoder *e, uint32_t thread);
@@ -114,6 +120,20 @@ void bt_enc_gpu_context_name(struct bt_encoder *e, uint8_t context, const char *
 void bt_enc_gpu_calibration(struct bt_encoder *e, int64_t time, int64_t gpu_time, int64_t cpu_delta,
                             uint8_t context);
 void bt_enc_gpu_time_sync(struct bt_encoder *e, int64_t time, int64_t gpu_time, uint8_t context);
+
+/* System tracing (encoder_sys.c). Samples, context switches and wakeups
+ * are on the CTX chain: send them in time order. A sample's frames are
+ * innermost first. HW samples and the rest carry no chained time. */
+void bt_enc_sample(struct bt_encoder *e, int ctx_switch, uint32_t thread, int64_t time,
+                   const uint64_t *frames, size_t n);
+void bt_enc_context_switch(struct bt_encoder *e, int64_t time, uint32_t old_thread,
+                           uint32_t new_thread, uint8_t cpu, uint8_t reason, uint8_t state,
+                           int8_t new_prio, int8_t old_prio);
+void bt_enc_thread_wakeup(struct bt_encoder *e, int64_t time, uint32_t thread, uint8_t cpu);
+void bt_enc_hw_sample(struct bt_encoder *e, uint8_t type, uint64_t ip, int64_t time);
+void bt_enc_cpu_topology(struct bt_encoder *e, uint32_t package, uint32_t die, uint32_t core,
+                         uint32_t thread);
+void bt_enc_tid_to_pid(struct bt_encoder *e, uint64_t tid, uint64_t pid);
 
 /* Fibers: after bt_enc_thread_context (thread time chain). */
 void bt_enc_fiber_enter(struct bt_encoder *e, int64_t time, uint64_t fiber, uint32_t thread,

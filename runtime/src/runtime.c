@@ -14,6 +14,7 @@
 
 #include "env.h"
 #include "runtime.h"
+#include "systrace.h"
 #include "timer.h"
 
 #define BUFFER_KB_DEFAULT 1024u
@@ -97,6 +98,8 @@ static void start(void)
     else
         atomic_store(&bt_rt.worker_alive, 0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (worker_started)
+        bt_systrace_start();
     bt_rt.init_end = bt_timer_now();
     start_status = 0;
 }
@@ -118,6 +121,9 @@ void bt_runtime_stop(void)
 {
     pthread_mutex_lock(&stop_mutex);
     if (worker_started) {
+        /* What the kernel still holds goes into the queue the worker's
+         * last drain sends. */
+        bt_systrace_stop();
         atomic_store(&bt_rt.shutdown, 1);
         pthread_join(bt_rt.worker, NULL);
         worker_started = 0;

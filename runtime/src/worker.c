@@ -23,6 +23,7 @@
 #include "hostinfo.h"
 #include "net.h"
 #include "runtime.h"
+#include "systrace.h"
 #include "timer.h"
 
 #define ACCEPT_POLL_MS       10
@@ -173,6 +174,23 @@ static void answer_string(struct session *s, uint8_t type, uint64_t key)
     bt_enc_keyed(&s->enc, type, key, text, strlen(text));
 }
 
+/* A thread that context switches named: ours by the names we know, any
+ * other by /proc, with its process. */
+static void answer_external_name(struct session *s, uint32_t tid)
+{
+    char name[256], process[256];
+    uint32_t pid;
+    bt_systrace_external_name(tid, name, sizeof name, process, sizeof process, &pid);
+    if (pid == bt_rt.pid) {
+        thread_name(tid, name, sizeof name);
+        bt_host_program_name(process, sizeof process);
+    }
+    if (pid)
+        bt_enc_tid_to_pid(&s->enc, tid, pid);
+    bt_enc_keyed(&s->enc, BT_EV_EXTERNAL_THREAD_NAME, tid, name, strlen(name));
+    bt_enc_keyed(&s->enc, BT_EV_EXTERNAL_NAME, tid, process, strlen(process));
+}
+
 static void answer_query(struct session *s, const uint8_t *q)
 {
     struct bt_encoder *e = &s->enc;
@@ -216,9 +234,7 @@ static void answer_query(struct session *s, const uint8_t *q)
         answer_string(s, BT_EV_FIBER_NAME, ptr);
         break;
     case BT_QUERY_EXTERNAL_NAME:
-        thread_name((uint32_t)ptr, name, sizeof(name));
-        bt_enc_keyed(e, BT_EV_EXTERNAL_THREAD_NAME, ptr, name, strlen(name));
-        bt_enc_keyed(e, BT_EV_EXTERNAL_NAME, ptr, name, strlen(name));
+        answer_external_name(s, (uint32_t)ptr);
         break;
     case BT_QUERY_DISCONNECT:
         s->disconnect = 1;
@@ -613,6 +629,7 @@ static size_t drain(struct session *s, int discard)
      * where it was emitted before itself; the rest of the rings follow. */
     size_t n = snapshot_threads(s);
     size_t did = drain_serial(s, limit, n, discard);
+    did += bt_systrace_drain(&s->enc, discard);
     for (size_t i = 0; i < n; i++) {
         struct bt_thread *t = s->snapshot[i];
         /* head first: records seen there were written after the counts of
@@ -695,6 +712,7 @@ static double welcome_build(uint8_t *w, int code_transfer)
     bt_wire_put_u64(w + BT_WELCOME_OFF_EPOCH, bt_rt.epoch);
     bt_wire_put_u64(w + BT_WELCOME_OFF_EXEC_TIME, bt_host_exec_time());
     bt_wire_put_u64(w + BT_WELCOME_OFF_PID, bt_rt.pid);
+    bt_wire_put_u64(w + BT_WELCOME_OFF_SAMPLING, bt_systrace_sampling_period_ns());
     /* Events dropped before the connection may leave frees without allocs. */
     if (bt_dropped_events() > 0)
         w[BT_WELCOME_OFF_FLAGS] |= BT_WELCOME_FLAG_IGNORE_MEM_FAULTS;
@@ -772,6 +790,7 @@ static void session_run(struct session *s)
     if (bt_net_write_all(s->fd, hello, sizeof(hello)) != 0)
         return;
     bt_encoder_reset(&s->enc);
+    bt_systrace_session_begin(&s->enc, bt_rt.pid, bt_timer_now());
     s->serial_step = mul > 0 && mul < 1.0 ? (int64_t)(1.0 / mul) + 1 : 1;
     s->serial_last = INT64_MIN / 2;
     s->queries_len = 0;
@@ -830,6 +849,7 @@ static void broadcast(int fd, int only_localhost, uint16_t port, int32_t active_
 void *bt_worker_main(void *arg)
 {
     (void)arg;
+    pthread_setname_np(pthread_self(), "boardtrace");
     struct session s;
     memset(&s, 0, sizeof(s));
     s.fd = -1;

@@ -75,6 +75,9 @@ static struct child spawn(const char *program, const char *const *args, const ch
         unsetenv("TRACY_ONLY_IPV4");
         unsetenv("BOARDTRACE_BUFFER_KB");
         setenv("TRACY_NO_BROADCAST", "1", 1);
+        /* exact counts of what the API emits: no samples or switches (as
+         * root they would come; test_systrace covers them) */
+        setenv("TRACY_NO_SYS_TRACE", "1", 1);
         for (size_t i = 0; env && env[i]; i++)
             putenv((char *)env[i]);
         char *argv[64];

@@ -78,6 +78,7 @@ struct btc_read_thread {
     int64_t name; /* string index, -1 none */
     uint64_t zones, messages;
     uint64_t samples, ctx_samples, kernel_samples; /* CPU samples (all, at context switches) */
+    uint64_t ctx_switches;                         /* the thread's running regions */
 };
 
 /* What a trace holds, apart from zones (those go to the zone callback). */
@@ -126,6 +127,9 @@ struct btc_trace {
     uint64_t timer_samples;
     struct btc_vec sampled;   /* struct btc_read_sampled */
     struct btc_map cs_counts; /* callstack id -> timer samples (while reading) */
+    /* Callstack id -> string index + 1 of its innermost frame's function,
+     * for the callstacks of timer samples (absent: unknown). */
+    struct btc_map sample_top;
 };
 
 /* Called for each zone in file order (per thread, depth first). */
@@ -176,7 +180,16 @@ struct btc_read_mem {
     uint64_t ptr, size;
     int64_t time_alloc, time_free; /* time_free -1: never freed */
 };
+/* CPU samples, per thread in time order: first those taken at context
+ * switches (ctx_switch 1), then all of them, those again included. */
+struct btc_read_sample {
+    uint64_t thread;
+    int64_t time;
+    uint32_t callstack; /* its function: t->sample_top, once the read is done */
+    uint8_t ctx_switch;
+};
 struct btc_read_more {
+    int (*sample)(void *ctx, const struct btc_trace *t, const struct btc_read_sample *s);
     int (*gpu_zone)(void *ctx, const struct btc_trace *t, const struct btc_read_gpu_zone *z);
     int (*frame)(void *ctx, const struct btc_trace *t, const struct btc_read_frame *f);
     int (*point)(void *ctx, const struct btc_trace *t, const struct btc_read_point *p);

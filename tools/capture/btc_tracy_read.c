@@ -454,6 +454,15 @@ static int count_callstack(struct rd *r, struct btc_trace *t, uint32_t cs, uint6
     return btc_map_put(&t->cs_counts, cs, add) < 0 ? BTC_ERR_NOMEM : BTC_OK;
 }
 
+/* A sample to the caller's callback, if any. */
+static int give_sample(struct rd *r, const struct btc_trace *t, const struct btc_read_sample *smp)
+{
+    if (!r->more || !r->more->sample || r->failed)
+        return BTC_OK;
+    int rc = r->more->sample(r->cb_ctx, t, smp);
+    return rc < 0 ? rc : BTC_OK;
+}
+
 /* Callstacks (section 27) and frames (28): counted, and for the callstacks
  * timer samples hit, each function's self and inclusive samples (a frame's
  * function is its first subframe: the innermost when inlined). */
@@ -501,6 +510,7 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
     struct sampled_cs {
         uint64_t count;
         size_t first, n; /* in fids */
+        uint64_t id;
     };
     struct btc_vec stacks, fids;
     struct btc_map frame_slot; /* frame id -> slot in names, + 1 */
@@ -524,7 +534,7 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
             rc = BTC_ERR_NOMEM;
             break;
         }
-        *sc = (struct sampled_cs){*c, fids.len, len};
+        *sc = (struct sampled_cs){*c, fids.len, len, i + 1};
         for (uint16_t k = 0; k < len; k++) {
             uint64_t fid = g64(r);
             *(uint64_t *)btc_vec_push(&fids) = fid;
@@ -567,6 +577,12 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
     btc_map_init(&fn_slot);
     for (size_t i = 0; i < stacks.len && rc >= 0 && !r->failed; i++) {
         const struct sampled_cs *sc = btc_vec_at(&stacks, i);
+        if (sc->n) {
+            uint64_t fid = *(uint64_t *)btc_vec_at(&fids, sc->first);
+            const int64_t *nm = btc_vec_at(&names, (size_t)*btc_map_get(&frame_slot, fid) - 1);
+            if (nm[0] >= 0 && btc_map_put(&t->sample_top, sc->id, (uint64_t)nm[0] + 1) < 0)
+                rc = BTC_ERR_NOMEM;
+        }
         for (size_t k = 0; k < sc->n && rc >= 0; k++) {
             uint64_t fid = *(uint64_t *)btc_vec_at(&fids, sc->first + k);
             const int64_t *nm = btc_vec_at(&names, (size_t)*btc_map_get(&frame_slot, fid) - 1);
@@ -919,14 +935,20 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         /* Timer samples per callstack: all samples, less those at context
          * switches (a subset, with the same callstacks). */
         th->ctx_samples = g64(r);
+        int64_t ref = 0;
         for (uint64_t k = 0; k < th->ctx_samples && !r->failed && rc >= 0; k++) {
-            skip(r, 8);
-            rc = count_callstack(r, t, g24(r), UINT64_MAX);
+            struct btc_read_sample smp = {tid, gwto(r, &ref), g24(r), 1};
+            rc = count_callstack(r, t, smp.callstack, UINT64_MAX);
+            if (rc >= 0)
+                rc = give_sample(r, t, &smp);
         }
         th->samples = g64(r);
+        ref = 0;
         for (uint64_t k = 0; k < th->samples && !r->failed && rc >= 0; k++) {
-            skip(r, 8);
-            rc = count_callstack(r, t, g24(r), 1);
+            struct btc_read_sample smp = {tid, gwto(r, &ref), g24(r), 0};
+            rc = count_callstack(r, t, smp.callstack, 1);
+            if (rc >= 0)
+                rc = give_sample(r, t, &smp);
         }
         if (rc < 0)
             break;
@@ -1048,9 +1070,14 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     }
     n = g64(r); /* context switches */
     for (uint64_t i = 0; i < n && !r->failed; i++) {
-        g64(r);
+        uint64_t tid = g64(r);
         uint64_t k = g64(r);
         t->ctx_switches += k;
+        for (size_t j = 0; j < t->threads.len; j++) {
+            struct btc_read_thread *th = btc_vec_at(&t->threads, j);
+            if (th->id == tid)
+                th->ctx_switches = k;
+        }
         for (uint64_t j = 0; j < k && !r->failed; j++)
             skip(r, v14 ? 36 : 35);
     }
@@ -1130,6 +1157,7 @@ static void trace_init(struct btc_trace *t)
     btc_vec_init(&t->gpu_stats, sizeof(struct btc_read_gpu_stat));
     btc_vec_init(&t->sampled, sizeof(struct btc_read_sampled));
     btc_map_init(&t->cs_counts);
+    btc_map_init(&t->sample_top);
 }
 
 void btc_trace_free(struct btc_trace *t)
@@ -1148,6 +1176,7 @@ void btc_trace_free(struct btc_trace *t)
     btc_vec_free(&t->gpu_stats);
     btc_vec_free(&t->sampled);
     btc_map_free(&t->cs_counts);
+    btc_map_free(&t->sample_top);
 }
 
 const char *btc_trace_string(const struct btc_trace *t, int64_t idx)

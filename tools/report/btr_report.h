@@ -41,6 +41,9 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out);
 void btr_print_gpu(const struct btc_trace *t, FILE *out);
 void btr_print_samples(const struct btc_trace *t, FILE *out, size_t top);
 void btr_print_code(const struct btc_trace *t, FILE *out);
+/* System tracing (btr_system.c): topology, context switches and samples per
+ * thread. */
+void btr_print_system(const struct btc_trace *t, FILE *out);
 
 /* Writes the trace's zones as Chrome trace-event JSON (Perfetto opens it):
  * complete events per zone, thread and process names as metadata. */

@@ -135,6 +135,7 @@ static int cmd_stats(int argc, char **argv)
         btr_stats_print_table(&s, stdout);
         btr_print_gpu(&s.trace, stdout);
         btr_print_samples(&s.trace, stdout, 20);
+        btr_print_system(&s.trace, stdout);
         btr_print_code(&s.trace, stdout);
     }
     btr_stats_free(&s);

@@ -258,6 +258,21 @@ enum bt_wire_message_severity {
     BT_MSG_SEVERITY_FATAL = 5,
 };
 
+/* ContextSwitch (58): the switched-out thread's wait reason and state, in
+ * the codes Tracy uses for Linux (one per task state letter). */
+enum bt_wire_thread_state {
+    BT_WAIT_REASON_NONE = 100,        /* Linux gives no reason */
+    BT_THREAD_STATE_DISK_SLEEP = 101, /* D */
+    BT_THREAD_STATE_IDLE = 102,       /* I */
+    BT_THREAD_STATE_RUNNING = 103,    /* R: preempted */
+    BT_THREAD_STATE_SLEEPING = 104,   /* S */
+    BT_THREAD_STATE_STOPPED = 105,    /* T */
+    BT_THREAD_STATE_TRACED = 106,     /* t */
+    BT_THREAD_STATE_DEAD = 108,       /* X */
+    BT_THREAD_STATE_ZOMBIE = 109,     /* Z */
+    BT_THREAD_STATE_PARKED = 110,     /* P */
+};
+
 /* Server-to-client query packet: u8 type, u64 ptr, u32 extra (13 bytes). */
 #define BT_QUERY_SIZE      13u
 #define BT_QUERY_OFF_TYPE  0u

@@ -1,0 +1,26 @@
+/* The system-tracing part of stats: the CPU topology, context switches and
+ * CPU samples per thread of the program, and the other threads the CPUs
+ * ran (those a trace names through context switches). */
+#include <inttypes.h>
+
+#include "btr_report.h"
+
+void btr_print_system(const struct btc_trace *t, FILE *out)
+{
+    if (!t->cpu_threads && !t->ctx_switches && !t->samples)
+        return;
+    fprintf(out,
+            "\nSystem: %" PRIu64 " logical CPUs in the topology, %" PRIu64
+            " context switches on the CPUs, %" PRIu64 " threads of other programs named\n",
+            t->cpu_threads, t->cpu_ctx_switches, t->external_names);
+    fprintf(out, "%-32s  %10s  %12s  %12s  %12s\n", "thread", "id", "ctx switches", "CPU samples",
+            "at switches");
+    for (size_t i = 0; i < t->threads.len; i++) {
+        const struct btc_read_thread *th = btc_vec_at(&t->threads, i);
+        if (!th->ctx_switches && !th->samples)
+            continue;
+        const char *name = th->name >= 0 ? btc_trace_string(t, th->name) : NULL;
+        fprintf(out, "%-32s  %10" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "\n",
+                name ? name : "?", th->id, th->ctx_switches, th->samples, th->ctx_samples);
+    }
+}
