@@ -124,6 +124,7 @@ static void say_missing(const char *what, int err)
              err == EACCES || err == EPERM ? "not permitted: run as root or lower "
                                              "/proc/sys/kernel/perf_event_paranoid"
              : err == ENOSYS               ? "this kernel or emulator has no perf_event_open"
+             : err == ENOENT               ? "no tracefs with the sched tracepoints"
                                            : strerror(err));
 }
 
@@ -190,6 +191,11 @@ static void open_sampling(int pid)
     a.sample_max_stack = MAX_FRAMES;
     a.exclude_callchain_kernel = 1;
     int err = open_per_cpu(&a, pid, SAMPLE_PAGES, SYS_SAMPLE);
+    if (err == EACCES || err == EPERM) {
+        /* perf_event_paranoid 2 (most distributions): user time only */
+        a.exclude_kernel = 1;
+        err = open_per_cpu(&a, pid, SAMPLE_PAGES, SYS_SAMPLE);
+    }
     if (err) {
         say_missing("no CPU samples", err);
         return;
@@ -229,7 +235,7 @@ static void open_switches(void)
         rc = bt_tracepoint_load(&st.sched_switch, events, "sched/sched_switch", switch_fields,
                                 sizeof switch_fields / sizeof switch_fields[0]);
     if (rc != 0) {
-        say_missing("no context switches (no tracefs with the sched tracepoints)", -rc);
+        say_missing("no context switches", rc == -ENODEV ? ENOENT : -rc);
         return;
     }
     struct perf_event_attr a;

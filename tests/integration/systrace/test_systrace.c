@@ -32,6 +32,7 @@
 extern char **environ;
 
 static const char *sampled_bin, *capture_bin, *emulator;
+static int program_as_nobody; /* the next program runs as user nobody (setpriv) */
 static char tmpdir[] = "/tmp/bt-systrace-XXXXXX";
 
 static unsigned free_port(void)
@@ -47,8 +48,14 @@ static unsigned free_port(void)
 
 static pid_t spawn(const char *const *args, const char *const *env, const char *err_path)
 {
-    char *argv[16];
+    char *argv[24];
     int n = 0;
+    if (program_as_nobody && args[0] == sampled_bin) {
+        static const char *const as_nobody[] = {"setpriv", "--reuid=65534", "--regid=65534",
+                                                "--clear-groups"};
+        for (size_t i = 0; i < sizeof as_nobody / sizeof as_nobody[0]; i++)
+            argv[n++] = (char *)as_nobody[i];
+    }
     if (emulator && emulator[0])
         argv[n++] = (char *)emulator;
     for (int i = 0; args[i]; i++)
@@ -299,6 +306,54 @@ static void samples_name_the_hot_functions_in_proportion_inside_their_zones(void
     btc_trace_free(&t);
 }
 
+/* As a user, at perf_event_paranoid 2 (the usual): samples of the
+ * program's own user time come; context switches are said missing. */
+static void as_a_user_samples_come_and_switches_are_said_missing(void **state)
+{
+    (void)state;
+    FILE *f = fopen("/proc/sys/kernel/perf_event_paranoid", "r");
+    int paranoid = 3;
+    if (f) {
+        if (fscanf(f, "%d", &paranoid) != 1)
+            paranoid = 3;
+        fclose(f);
+    }
+    if (!perf_events_usable() || getuid() != 0 || paranoid != 2 ||
+        system("setpriv --version >/dev/null 2>&1") != 0) {
+        print_message("skipped: needs root (to become nobody), perf events, "
+                      "perf_event_paranoid 2 and setpriv\n");
+        skip();
+    }
+    char trace[4200], err[4096];
+    snprintf(trace, sizeof trace, "%s/user.tracy", tmpdir);
+    program_as_nobody = 1;
+    capture_sampled("10", NULL, trace, err, sizeof err);
+    program_as_nobody = 0;
+    assert_non_null(strstr(err, "boardtrace: system tracing: no context switches (not "
+                                "permitted: run as root or lower "
+                                "/proc/sys/kernel/perf_event_paranoid)\n"));
+    assert_null(strstr(err, "no CPU samples"));
+    struct btc_trace t;
+    struct seen s;
+    read_trace(trace, &t, &s);
+    uint64_t alpha = 0, beta = 0;
+    for (size_t i = 0; i < s.nsamples; i++) {
+        const char *fn = sample_function(&t, s.samples[i].callstack);
+        alpha += strcmp(fn, "alpha") == 0;
+        beta += strcmp(fn, "beta") == 0;
+    }
+    print_message("as nobody: alpha %llu, beta %llu samples, %llu context switches\n",
+                  (unsigned long long)alpha, (unsigned long long)beta,
+                  (unsigned long long)t.ctx_switches);
+    assert_true(beta >= 100);
+    double ratio = (double)alpha / (double)beta;
+    assert_true(ratio >= 1.6 && ratio <= 2.4);
+    assert_int_equal(t.ctx_switches, 0);
+    assert_int_equal(s.system_message, 1);
+    free(s.samples);
+    btc_trace_free(&t);
+}
+
 /* Without perf events (an emulator; or, as root here, TRACY_NO_SAMPLING
  * with a perf_event_paranoid the test cannot count on, so the emulator
  * case is the one that runs): the program runs, stderr has one line. */
@@ -370,6 +425,7 @@ int main(int argc, char **argv)
     emulator = argc > 3 ? argv[3] : NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(samples_name_the_hot_functions_in_proportion_inside_their_zones),
+        cmocka_unit_test(as_a_user_samples_come_and_switches_are_said_missing),
         cmocka_unit_test(without_perf_events_the_trace_says_what_is_missing),
         cmocka_unit_test(no_sys_trace_turns_it_all_off_silently),
     };
