@@ -549,6 +549,10 @@ static void release_held(int64_t before)
 static void read_rings(int final)
 {
     rate_update();
+    /* Everything that happened before this moment is in the rings once
+     * they are read: the cut is taken first, as the reading itself may be
+     * preempted for longer than HOLD_NS. */
+    int64_t cut = final ? INT64_MAX : to_ticks((uint64_t)(bt_timer_reference_ns() - HOLD_NS));
     static uint8_t buf[65536];
     uint64_t frames[MAX_FRAMES];
     for (unsigned i = 0; i < st.nrings; i++) {
@@ -565,7 +569,7 @@ static void read_rings(int final)
         }
         bt_perf_ring_release(ring);
     }
-    release_held(final ? INT64_MAX : to_ticks((uint64_t)(bt_timer_reference_ns() - HOLD_NS)));
+    release_held(cut);
 }
 
 static void *reader_main(void *arg)
