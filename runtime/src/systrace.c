@@ -645,6 +645,13 @@ void bt_systrace_stop(void)
     free(st.held);
     st.held = NULL;
     st.held_len = st.held_cap = 0;
+    uint64_t dropped = atomic_load_explicit(&st.dropped, memory_order_relaxed);
+    if (dropped)
+        fprintf(stderr,
+                "boardtrace: system tracing: %llu samples and switches were dropped: the "
+                "capture took them more slowly than the kernel gave them (try a lower "
+                "TRACY_SAMPLING_HZ)\n",
+                (unsigned long long)dropped);
 }
 
 uint64_t bt_systrace_sampling_period_ns(void)
