@@ -24,6 +24,7 @@
 #include "env.h"
 #include "perf_ring.h"
 #include "runtime.h"
+#include "switch_mend.h"
 #include "timer.h"
 #include "tracepoint.h"
 
@@ -109,6 +110,8 @@ static struct {
     /* which thread ids are ours (for the stacks of switched-out threads) */
     uint32_t own_tid[256];
     uint8_t own[256]; /* 0 unknown, 1 ours, 2 not */
+    /* switches the kernel left out, put back as they are sent */
+    struct bt_switch_mend mend;
 } st;
 
 static int env_flag(const char *name)
@@ -239,6 +242,10 @@ static void open_switches(void)
         return;
     }
     struct perf_event_attr a;
+    if (bt_switch_mend_init(&st.mend) != 0) {
+        say_missing("no context switches", ENOMEM);
+        return;
+    }
     attr_init(&a, PERF_TYPE_TRACEPOINT, (uint64_t)st.sched_switch.id);
     a.inherit = 0; /* per CPU, every process: inherit means nothing */
     a.sample_period = 1;
@@ -247,6 +254,7 @@ static void open_switches(void)
     a.exclude_callchain_kernel = 1;
     int err = open_per_cpu(&a, -1, SWITCH_PAGES, SYS_SWITCH);
     if (err) {
+        bt_switch_mend_free(&st.mend);
         say_missing("no context switches", err);
         return;
     }
@@ -502,6 +510,28 @@ static int by_time(const void *a, const void *b)
     return x->at < y->at ? -1 : x->at > y->at;
 }
 
+/* Queues a held switch or wakeup, after the switches the kernel left out
+ * before it. */
+static void send_held(const struct sys_rec *r, const uint64_t *frames)
+{
+    if (r->kind == SYS_WAKEUP) {
+        bt_switch_mend_wakeup(&st.mend, r->a, r->time);
+    } else {
+        struct bt_switch s = {r->time, r->a, r->b, r->cpu, r->state}, put[BT_MEND_MAX];
+        unsigned n = bt_switch_mend(&st.mend, &s, put);
+        for (unsigned i = 0; i < n; i++) {
+            struct sys_rec p = {.kind = SYS_SWITCH,
+                                .cpu = put[i].cpu,
+                                .state = put[i].state,
+                                .a = put[i].old_thread,
+                                .time = put[i].time,
+                                .b = put[i].new_thread};
+            queue_put(&p, NULL);
+        }
+    }
+    queue_put(r, frames);
+}
+
 /* Sends the held switches and wakeups older than `before`, in time order,
  * and keeps the rest. */
 static void release_held(int64_t before)
@@ -533,7 +563,7 @@ static void release_held(int64_t before)
         if (r.time < before) {
             uint64_t frames[MAX_FRAMES];
             memcpy(frames, st.held + refs[i].at + sizeof r, 8u * r.frames);
-            queue_put(&r, frames);
+            send_held(&r, frames);
         } else {
             memcpy(keep + kept, st.held + refs[i].at, r.len);
             kept += r.len;
@@ -645,6 +675,7 @@ void bt_systrace_stop(void)
     free(st.held);
     st.held = NULL;
     st.held_len = st.held_cap = 0;
+    bt_switch_mend_free(&st.mend);
     uint64_t dropped = atomic_load_explicit(&st.dropped, memory_order_relaxed);
     if (dropped)
         fprintf(stderr,

@@ -21,6 +21,7 @@
 #include <lz4.h>
 
 #include "boardtrace/wire.h"
+#include "bt_test_server_sys.h"
 
 #define FRAME BT_WIRE_FRAME_SIZE
 
@@ -77,7 +78,7 @@ uint64_t bt_ts_map_value(const struct bt_ts_map *m, uint64_t key)
     return v ? *v : 0;
 }
 
-static void map_free(struct bt_ts_map *m)
+void bt_ts_map_free(struct bt_ts_map *m)
 {
     free(m->keys);
     free(m->values);
@@ -230,6 +231,17 @@ static int64_t event_time(struct bt_ts_decoder *d, const uint8_t *p)
         return d->ref_gpu += (int64_t)bt_wire_get_u64(p + 1);
     case BT_EV_GPU_NEW_CONTEXT:
         return (int64_t)bt_wire_get_u64(p + 1);
+    case BT_EV_CONTEXT_SWITCH:
+    case BT_EV_THREAD_WAKEUP:
+        return d->ref_ctx += (int64_t)bt_wire_get_u64(p + 1);
+    case BT_EV_CALLSTACK_SAMPLE:
+    case BT_EV_CALLSTACK_SAMPLE32:
+    case BT_EV_CALLSTACK_SAMPLE16:
+        return d->ref_ctx += compact(p + 5, t - BT_EV_CALLSTACK_SAMPLE);
+    case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH:
+    case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH32:
+    case BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH16:
+        return d->ref_ctx += compact(p + 5, t - BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH);
     default:
         return 0;
     }
@@ -269,20 +281,10 @@ int bt_ts_decoder_frame(struct bt_ts_decoder *d, const uint8_t *block, size_t le
 
 /* ---- server ---- */
 
-static void fail(struct bt_test_server *s, const char *fmt, ...)
-{
-    if (s->error[0])
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(s->error, sizeof(s->error), fmt, ap);
-    va_end(ap);
-}
-
 static void query_extra(struct bt_test_server *s, uint8_t type, uint64_t ptr, uint32_t extra)
 {
     if (s->out_len + BT_QUERY_SIZE > sizeof(s->out)) {
-        fail(s, "more than %zu queries in one frame", sizeof(s->out) / BT_QUERY_SIZE);
+        bt_ts_fail(s, "more than %zu queries in one frame", sizeof(s->out) / BT_QUERY_SIZE);
         return;
     }
     uint8_t *q = s->out + s->out_len;
@@ -295,6 +297,21 @@ static void query_extra(struct bt_test_server *s, uint8_t type, uint64_t ptr, ui
 static void query(struct bt_test_server *s, uint8_t type, uint64_t ptr)
 {
     query_extra(s, type, ptr, 0);
+}
+
+void bt_ts_query(struct bt_test_server *s, uint8_t type, uint64_t ptr)
+{
+    query(s, type, ptr);
+}
+
+void bt_ts_fail(struct bt_test_server *s, const char *fmt, ...)
+{
+    if (s->error[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(s->error, sizeof(s->error), fmt, ap);
+    va_end(ap);
 }
 
 static int code_transfer(const struct bt_test_server *s)
@@ -335,7 +352,7 @@ static void source_arrived(struct bt_test_server *s, uint32_t id, const uint8_t 
 {
     uint64_t *v = bt_ts_map_get(&s->sources_asked, id, 0);
     if (!v || *v == 0) {
-        fail(s, "SourceCode for id %u that was not asked", id);
+        bt_ts_fail(s, "SourceCode for id %u that was not asked", id);
         return;
     }
     const char *name = s->texts[*v - 1];
@@ -409,7 +426,7 @@ static struct bt_ts_thread *thread_for(struct bt_test_server *s, uint32_t tid)
 static int take_single(struct bt_test_server *s, const char *what, char **text, size_t *len)
 {
     if (s->single_len < 0) {
-        fail(s, "%s without a staged string", what);
+        bt_ts_fail(s, "%s without a staged string", what);
         return -1;
     }
     *text = s->single;
@@ -422,7 +439,8 @@ static void stage(struct bt_test_server *s, int second, const uint8_t *p, size_t
 {
     int *slot_len = second ? &s->second_len : &s->single_len;
     if (*slot_len >= 0)
-        fail(s, "a %s string was staged twice without a consumer", second ? "second" : "single");
+        bt_ts_fail(s, "a %s string was staged twice without a consumer",
+                   second ? "second" : "single");
     memcpy(second ? s->second : s->single, p, len);
     *slot_len = (int)len;
 }
@@ -430,15 +448,15 @@ static void stage(struct bt_test_server *s, int second, const uint8_t *p, size_t
 static void zone_begin(struct bt_test_server *s, uint64_t key, int64_t time)
 {
     if (!s->current) {
-        fail(s, "zone begin before any ThreadContext");
+        bt_ts_fail(s, "zone begin before any ThreadContext");
         return;
     }
     if (time < s->init_begin)
-        fail(s, "zone begins at %lld, before initBegin %lld", (long long)time,
-             (long long)s->init_begin);
+        bt_ts_fail(s, "zone begins at %lld, before initBegin %lld", (long long)time,
+                   (long long)s->init_begin);
     struct bt_ts_thread *t = s->current;
     if (t->depth >= sizeof(t->open_begin) / sizeof(t->open_begin[0])) {
-        fail(s, "zones nested deeper than the test server tracks");
+        bt_ts_fail(s, "zones nested deeper than the test server tracks");
         return;
     }
     t->open_begin[t->depth++] = time;
@@ -451,20 +469,21 @@ static void zone_end(struct bt_test_server *s, int64_t time)
 {
     struct bt_ts_thread *t = s->current;
     if (!t || t->depth == 0) {
-        fail(s, "zone ended twice (no open zone on thread %u)", t ? t->tid : 0);
+        bt_ts_fail(s, "zone ended twice (no open zone on thread %u)", t ? t->tid : 0);
         return;
     }
     int64_t begin = t->open_begin[--t->depth];
     if (time - begin > s->longest_zone)
         s->longest_zone = time - begin;
     if (time < begin)
-        fail(s, "zone ends at %lld before it begins at %lld", (long long)time, (long long)begin);
+        bt_ts_fail(s, "zone ends at %lld before it begins at %lld", (long long)time,
+                   (long long)begin);
 }
 
 static void zone_decoration(struct bt_test_server *s, const char *what)
 {
     if (!s->current || s->current->depth == 0)
-        fail(s, "%s with no open zone", what);
+        bt_ts_fail(s, "%s with no open zone", what);
 }
 
 static uint64_t payload_id(struct bt_test_server *s, const uint8_t *p, size_t len)
@@ -490,7 +509,7 @@ static void srcloc_seen(struct bt_test_server *s, uint64_t key)
         return;
     *v = UINT64_MAX;
     if (s->srcloc_tail - s->srcloc_head >= sizeof(s->srcloc_fifo) / 8) {
-        fail(s, "too many source locations pending");
+        bt_ts_fail(s, "too many source locations pending");
         return;
     }
     s->srcloc_fifo[s->srcloc_tail++ % (sizeof(s->srcloc_fifo) / 8)] = key;
@@ -542,11 +561,11 @@ static void memory_event(struct bt_test_server *s, const uint8_t *p, int64_t tim
     if (alloc) {
         uint64_t *last = bt_ts_map_get(&s->pool_last, pool, 1);
         if ((int64_t)*last > time && *last != 0)
-            fail(s, "allocation times decrease in a pool");
+            bt_ts_fail(s, "allocation times decrease in a pool");
         *last = (uint64_t)time;
         uint64_t *live = bt_ts_map_get(&s->live, live_key, 1);
         if (*live && !(s->flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS))
-            fail(s, "allocation of a live pointer 0x%llx", (unsigned long long)ptr);
+            bt_ts_fail(s, "allocation of a live pointer 0x%llx", (unsigned long long)ptr);
         *live = 1 + (uint64_t)server_ns(s, time); /* nonzero: live */
         (*bt_ts_map_get(&s->pool_allocs, pool, 1))++;
     } else {
@@ -554,11 +573,11 @@ static void memory_event(struct bt_test_server *s, const uint8_t *p, int64_t tim
             return;
         uint64_t *live = bt_ts_map_get(&s->live, live_key, 0);
         if ((!live || !*live) && !(s->flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS))
-            fail(s, "free of unknown pointer 0x%llx", (unsigned long long)ptr);
+            bt_ts_fail(s, "free of unknown pointer 0x%llx", (unsigned long long)ptr);
         /* upstream's memory plot asserts when a free shares its alloc's ns */
         if (live && *live && (uint64_t)server_ns(s, time) + 1 <= *live)
-            fail(s, "free of 0x%llx at the nanosecond of its allocation or before",
-                 (unsigned long long)ptr);
+            bt_ts_fail(s, "free of 0x%llx at the nanosecond of its allocation or before",
+                       (unsigned long long)ptr);
         if (live)
             *live = 0;
         (*bt_ts_map_get(&s->pool_frees, pool, 1))++;
@@ -568,7 +587,7 @@ static void memory_event(struct bt_test_server *s, const uint8_t *p, int64_t tim
 static void answer(struct bt_test_server *s, uint64_t *pending, const char *what)
 {
     if (*pending == 0)
-        fail(s, "%s answer nobody asked for", what);
+        bt_ts_fail(s, "%s answer nobody asked for", what);
     else
         (*pending)--;
 }
@@ -580,6 +599,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     if (s->tap)
         s->tap(s->tap_ctx, p, size, time);
     if (s->error[0])
+        return;
+    if (bt_ts_sys_event(s, p, size, time))
         return;
     uint8_t t = p[0];
     char *text;
@@ -600,7 +621,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_ZONE_BEGIN_CALLSTACK16: {
         int cs = t >= BT_EV_ZONE_BEGIN_CALLSTACK;
         if (cs != s->pending_callstack)
-            fail(s, "%s %s a Callstack event", bt_wire_event_name(t), cs ? "without" : "after");
+            bt_ts_fail(s, "%s %s a Callstack event", bt_wire_event_name(t),
+                       cs ? "without" : "after");
         s->pending_callstack = 0;
         uint64_t key = bt_wire_get_u64(p + size - 8);
         srcloc_seen(s, key);
@@ -609,17 +631,17 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     }
     case BT_EV_SOURCE_LOCATION_PAYLOAD:
         if (s->pending_payload)
-            fail(s, "two SourceLocationPayloads in a row");
+            bt_ts_fail(s, "two SourceLocationPayloads in a row");
         s->pending_payload = payload_id(s, p + 11, bt_wire_get_u16(p + 9));
         break;
     case BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC:
     case BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
         if (!s->pending_payload) {
-            fail(s, "ZoneBeginAllocSrcLoc without its payload");
+            bt_ts_fail(s, "ZoneBeginAllocSrcLoc without its payload");
             break;
         }
         if ((t == BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK) != s->pending_callstack)
-            fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
+            bt_ts_fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
         s->pending_callstack = 0;
         zone_begin(s, s->pending_payload, time);
         s->pending_payload = 0;
@@ -666,13 +688,13 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_MESSAGE_COLOR_CALLSTACK: {
         int cs = t == BT_EV_MESSAGE_CALLSTACK || t == BT_EV_MESSAGE_COLOR_CALLSTACK;
         if (cs != s->pending_callstack)
-            fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
+            bt_ts_fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
         s->pending_callstack = 0;
         if (!s->current)
-            fail(s, "message before any ThreadContext");
+            bt_ts_fail(s, "message before any ThreadContext");
         uint8_t meta = p[size - 1];
         if ((meta & 0x0F) > 1 || (meta >> 4) > 5)
-            fail(s, "message meta byte 0x%02x out of range", meta);
+            bt_ts_fail(s, "message meta byte 0x%02x out of range", meta);
         else
             s->messages_by_severity[meta >> 4]++;
         if (take_single(s, "Message", &text, &len) == 0) {
@@ -690,12 +712,12 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK: {
         int cs = t == BT_EV_MESSAGE_LITERAL_CALLSTACK || t == BT_EV_MESSAGE_LITERAL_COLOR_CALLSTACK;
         if (cs != s->pending_callstack)
-            fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
+            bt_ts_fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
         s->pending_callstack = 0;
         uint64_t tagged = bt_wire_get_u64(p + size - 8);
         want_string(s, tagged >> 8);
         if (((tagged & 0xFF) >> 4) > 5)
-            fail(s, "literal message meta byte out of range");
+            bt_ts_fail(s, "literal message meta byte out of range");
         else
             s->messages_by_severity[(tagged & 0xFF) >> 4]++;
         s->messages++;
@@ -727,10 +749,10 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_FRAME_MARK_MSG_END: {
         uint64_t key = bt_wire_get_u64(p + 9);
         if (key >> 63)
-            fail(s, "frame name key with bit 63 set");
+            bt_ts_fail(s, "frame name key with bit 63 set");
         uint64_t *last = bt_ts_map_get(&s->frame_last, key, 1);
         if (*last && (int64_t)*last > time)
-            fail(s, "frame times decrease in a frame set");
+            bt_ts_fail(s, "frame times decrease in a frame set");
         *last = (uint64_t)time;
         uint64_t *v = bt_ts_map_get(&s->frame_marks, key, 1);
         if ((*v)++ == 0 && key) {
@@ -742,7 +764,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_MEM_NAME_PAYLOAD:
         s->mem_name = bt_wire_get_u64(p + 1);
         if (s->mem_name == 0)
-            fail(s, "MemNamePayload with name 0");
+            bt_ts_fail(s, "MemNamePayload with name 0");
         break;
     case BT_EV_MEM_ALLOC:
     case BT_EV_MEM_ALLOC_NAMED:
@@ -756,10 +778,10 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
                     t == BT_EV_MEM_FREE_NAMED || t == BT_EV_MEM_FREE_CALLSTACK_NAMED;
         int cs = t >= BT_EV_MEM_ALLOC_CALLSTACK;
         if (cs != s->pending_callstack)
-            fail(s, "%s and the CallstackSerial event disagree", bt_wire_event_name(t));
+            bt_ts_fail(s, "%s and the CallstackSerial event disagree", bt_wire_event_name(t));
         s->pending_callstack = 0;
         if (named && !s->mem_name)
-            fail(s, "%s without MemNamePayload", bt_wire_event_name(t));
+            bt_ts_fail(s, "%s without MemNamePayload", bt_wire_event_name(t));
         int alloc = t == BT_EV_MEM_ALLOC || t == BT_EV_MEM_ALLOC_NAMED ||
                     t == BT_EV_MEM_ALLOC_CALLSTACK || t == BT_EV_MEM_ALLOC_CALLSTACK_NAMED;
         memory_event(s, p, time, named ? s->mem_name : 0, alloc);
@@ -797,8 +819,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
             s->lock_shared_waits += shared;
         } else {
             if (!*waiting)
-                fail(s, "%s of lock %u by thread %u without a wait", bt_wire_event_name(t),
-                     bt_wire_get_u32(p + 5), bt_wire_get_u32(p + 1));
+                bt_ts_fail(s, "%s of lock %u by thread %u without a wait", bt_wire_event_name(t),
+                           bt_wire_get_u32(p + 5), bt_wire_get_u32(p + 1));
             *waiting = 0;
             s->lock_obtains += !shared;
             s->lock_shared_obtains += shared;
@@ -813,13 +835,13 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         break;
     case BT_EV_GPU_NEW_CONTEXT:
         if (s->gpu_known[p[25]])
-            fail(s, "GPU context %u announced twice", p[25]);
+            bt_ts_fail(s, "GPU context %u announced twice", p[25]);
         s->gpu_known[p[25]] = 1 | (uint8_t)(p[26] << 1); /* bit 1: calibrated context */
         s->gpu_contexts++;
         break;
     case BT_EV_GPU_CONTEXT_NAME:
         if (!s->gpu_known[p[1]])
-            fail(s, "GpuContextName for unknown context %u", p[1]);
+            bt_ts_fail(s, "GpuContextName for unknown context %u", p[1]);
         if (take_single(s, "GpuContextName", &text, &len) == 0)
             keep_text(s, text, len);
         s->gpu_context_names++;
@@ -835,13 +857,13 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         unsigned k = (t - BT_EV_GPU_ZONE_BEGIN) % 5u; /* 0 plain 1 cs 2 alloc 3 alloc+cs */
         int cs = k == 1 || k == 3, alloc = k >= 2;
         if (cs != s->pending_callstack)
-            fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
+            bt_ts_fail(s, "%s and the Callstack event disagree", bt_wire_event_name(t));
         s->pending_callstack = 0;
         if (!s->gpu_known[p[15]])
-            fail(s, "%s on unknown GPU context %u", bt_wire_event_name(t), p[15]);
+            bt_ts_fail(s, "%s on unknown GPU context %u", bt_wire_event_name(t), p[15]);
         if (alloc) {
             if (!s->pending_payload)
-                fail(s, "%s without SourceLocationPayload", bt_wire_event_name(t));
+                bt_ts_fail(s, "%s without SourceLocationPayload", bt_wire_event_name(t));
             s->pending_payload = 0;
             s->gpu_zone_begins_alloc++;
         } else {
@@ -855,25 +877,25 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_GPU_ZONE_END:
     case BT_EV_GPU_ZONE_END_SERIAL:
         if (!s->gpu_known[p[15]])
-            fail(s, "GpuZoneEnd on unknown GPU context %u", p[15]);
+            bt_ts_fail(s, "GpuZoneEnd on unknown GPU context %u", p[15]);
         s->gpu_zone_ends++;
         break;
     case BT_EV_GPU_TIME:
         if (!s->gpu_known[p[11]])
-            fail(s, "GpuTime on unknown GPU context %u", p[11]);
+            bt_ts_fail(s, "GpuTime on unknown GPU context %u", p[11]);
         s->gpu_times++;
         break;
     case BT_EV_GPU_CALIBRATION:
         /* upstream's loader asserts that the context was created with the
          * calibration flag */
         if (!(s->gpu_known[p[25]] & 2))
-            fail(s, "GpuCalibration on GPU context %u, created without the calibration flag",
-                 p[25]);
+            bt_ts_fail(s, "GpuCalibration on GPU context %u, created without the calibration flag",
+                       p[25]);
         s->gpu_calibrations++;
         break;
     case BT_EV_GPU_TIME_SYNC:
         if (!s->gpu_known[p[17]])
-            fail(s, "GpuTimeSync on unknown GPU context %u", p[17]);
+            bt_ts_fail(s, "GpuTimeSync on unknown GPU context %u", p[17]);
         s->gpu_time_syncs++;
         break;
     case BT_EV_FIBER_ENTER: {
@@ -887,7 +909,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         s->fiber_enters++;
         uint32_t tid = bt_wire_get_u32(p + 17);
         if (tid != s->context_tid)
-            fail(s, "FiberEnter for thread %u in the context of thread %u", tid, s->context_tid);
+            bt_ts_fail(s, "FiberEnter for thread %u in the context of thread %u", tid,
+                       s->context_tid);
         /* the fiber's pseudo thread: a tid no kernel hands out */
         uint32_t pseudo = 0x80000000u | (uint32_t)(hash64(key) & 0x7FFFFFFFu);
         *bt_ts_map_get(&s->in_fiber, tid, 1) = pseudo;
@@ -899,7 +922,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         uint32_t tid = bt_wire_get_u32(p + 9);
         uint64_t *v = bt_ts_map_get(&s->in_fiber, tid, 0);
         if (!v || !*v)
-            fail(s, "FiberLeave of thread %u, which runs no fiber", tid);
+            bt_ts_fail(s, "FiberLeave of thread %u, which runs no fiber", tid);
         else
             *v = 0;
         if (tid == s->context_tid)
@@ -909,7 +932,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_FIBER_NAME: {
         uint64_t *v = bt_ts_map_get(&s->fibers, bt_wire_get_u64(p + 1), 0);
         if (!v || *v != UINT64_MAX)
-            fail(s, "FiberName nobody asked for");
+            bt_ts_fail(s, "FiberName nobody asked for");
         else
             *v = keep_text(s, (const char *)p + 11, size - 11);
         answer(s, &s->pending_fibers, "FiberName");
@@ -918,17 +941,17 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     }
     case BT_EV_FRAME_IMAGE_DATA:
         if (s->pending_image)
-            fail(s, "two FrameImageData in a row");
+            bt_ts_fail(s, "two FrameImageData in a row");
         s->pending_image = 1;
         s->pending_image_len = bt_wire_get_u32(p + 9);
         break;
     case BT_EV_FRAME_IMAGE: {
         uint64_t w = bt_wire_get_u16(p + 5), h = bt_wire_get_u16(p + 7);
         if (!s->pending_image)
-            fail(s, "FrameImage without FrameImageData");
+            bt_ts_fail(s, "FrameImage without FrameImageData");
         else if (w % 4 || h % 4 || s->pending_image_len != w * h / 2)
-            fail(s, "FrameImage %llux%llu with %llu bytes of DXT1", (unsigned long long)w,
-                 (unsigned long long)h, (unsigned long long)s->pending_image_len);
+            bt_ts_fail(s, "FrameImage %llux%llu with %llu bytes of DXT1", (unsigned long long)w,
+                       (unsigned long long)h, (unsigned long long)s->pending_image_len);
         s->pending_image = 0;
         s->frame_images++;
         break;
@@ -945,7 +968,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         uint64_t key = bt_wire_get_u64(p + 1);
         uint64_t *v = bt_ts_map_get(&s->strings, key, 0);
         if (!v || *v != UINT64_MAX)
-            fail(s, "StringData for key 0x%llx that was not asked", (unsigned long long)key);
+            bt_ts_fail(s, "StringData for key 0x%llx that was not asked", (unsigned long long)key);
         else
             *v = keep_text(s, (const char *)p + 11, size - 11);
         answer(s, &s->pending_strings, "StringData");
@@ -970,7 +993,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     }
     case BT_EV_SOURCE_LOCATION: {
         if (s->srcloc_head == s->srcloc_tail) {
-            fail(s, "SourceLocation answer nobody asked for");
+            bt_ts_fail(s, "SourceLocation answer nobody asked for");
             break;
         }
         uint64_t key = s->srcloc_fifo[s->srcloc_head++ % (sizeof(s->srcloc_fifo) / 8)];
@@ -993,7 +1016,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     case BT_EV_CALLSTACK_FRAME_SIZE:
         s->answering_frame = bt_wire_get_u64(p + 1);
         if (take_single(s, "CallstackFrameSize", &text, &len) == 0 && p[9] == 0)
-            fail(s, "CallstackFrameSize with 0 frames");
+            bt_ts_fail(s, "CallstackFrameSize with 0 frames");
         answer(s, &s->pending_callstack_frames, "CallstackFrameSize");
         s->callstack_frames_answered++;
         break;
@@ -1005,7 +1028,7 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
                 *name = index;
         }
         if (s->second_len < 0)
-            fail(s, "CallstackFrame without a second string");
+            bt_ts_fail(s, "CallstackFrame without a second string");
         else
             keep_text(s, s->second, (size_t)s->second_len);
         s->second_len = -1;
@@ -1031,8 +1054,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         uint64_t *asked = bt_ts_map_get(&s->code_asked, sym, 0);
         uint32_t code_len = bt_wire_get_u32(p + 9);
         if (!asked || *asked != code_len)
-            fail(s, "SymbolCode of %u bytes for 0x%llx, which was not asked so", code_len,
-                 (unsigned long long)sym);
+            bt_ts_fail(s, "SymbolCode of %u bytes for 0x%llx, which was not asked so", code_len,
+                       (unsigned long long)sym);
         else
             *asked = 0;
         s->symbol_code++;
@@ -1058,8 +1081,8 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
         if (v && *v)
             *v = 0;
         else if (code_transfer(s))
-            fail(s, "AckSourceCodeNotAvailable for id %u that was not asked",
-                 bt_wire_get_u32(p + 1));
+            bt_ts_fail(s, "AckSourceCodeNotAvailable for id %u that was not asked",
+                       bt_wire_get_u32(p + 1));
         s->source_files_unavailable++;
         answer(s, &s->pending_other, bt_wire_event_name(t));
         break;
@@ -1174,7 +1197,7 @@ static int all_answered(const struct bt_test_server *s)
     return s->pending_strings == 0 && s->pending_threads == 0 && s->pending_plots == 0 &&
            s->pending_frames == 0 && s->pending_callstack_frames == 0 && s->pending_symbols == 0 &&
            s->pending_other == 0 && s->pending_fibers == 0 && s->srcloc_head == s->srcloc_tail &&
-           s->single_len < 0 && !s->pending_image && s->second_len < 0;
+           s->single_len < 0 && !s->pending_image && s->second_len < 0 && bt_ts_sys_answered(s);
 }
 
 int bt_ts_run(struct bt_test_server *s, int timeout_ms)
@@ -1184,28 +1207,29 @@ int bt_ts_run(struct bt_test_server *s, int timeout_ms)
         uint8_t size[4];
         int rc = read_exact(s->fd, size, 4, timeout_ms);
         if (rc != 0) {
-            fail(s, "%s after %llu frames (terminate %s)",
-                 rc == -ETIMEDOUT ? "timed out waiting for data" : "connection closed",
-                 (unsigned long long)s->frames_received, s->terminate_seen ? "seen" : "not seen");
+            bt_ts_fail(s, "%s after %llu frames (terminate %s)",
+                       rc == -ETIMEDOUT ? "timed out waiting for data" : "connection closed",
+                       (unsigned long long)s->frames_received,
+                       s->terminate_seen ? "seen" : "not seen");
             break;
         }
         uint32_t n = bt_wire_get_u32(size);
         if (n == 0 || n > BT_WIRE_LZ4_BOUND) {
-            fail(s, "frame of %u compressed bytes", n);
+            bt_ts_fail(s, "frame of %u compressed bytes", n);
             break;
         }
         if (read_exact(s->fd, block, n, timeout_ms) != 0) {
-            fail(s, "frame body cut short");
+            bt_ts_fail(s, "frame body cut short");
             break;
         }
         s->frames_received++;
         s->bytes_received += 4 + n;
         if (bt_ts_decoder_frame(&s->dec, block, n) != 0) {
-            fail(s, "%s", s->dec.error);
+            bt_ts_fail(s, "%s", s->dec.error);
             break;
         }
         if (flush_queries(s) != 0) {
-            fail(s, "cannot send queries");
+            bt_ts_fail(s, "cannot send queries");
             break;
         }
         if (s->terminate_seen && all_answered(s)) {
@@ -1213,7 +1237,7 @@ int bt_ts_run(struct bt_test_server *s, int timeout_ms)
             for (size_t i = 0; i < s->threads_count; i++)
                 open += s->threads[i].depth != 0;
             if (open) {
-                fail(s, "%d threads have open zones at the end", open);
+                bt_ts_fail(s, "%d threads have open zones at the end", open);
                 break;
             }
             uint8_t term[BT_QUERY_SIZE] = {BT_QUERY_TERMINATE};
@@ -1231,6 +1255,7 @@ void bt_ts_close(struct bt_test_server *s)
         close(s->fd);
     s->fd = -1;
     bt_ts_decoder_free(&s->dec);
+    bt_ts_sys_free(&s->sys);
     struct bt_ts_map *maps[] = {
         &s->strings,       &s->srclocs,      &s->thread_names, &s->plot_names,  &s->frame_names,
         &s->frames_seen,   &s->symbols_seen, &s->zone_counts,  &s->plot_points, &s->frame_marks,
@@ -1238,7 +1263,7 @@ void bt_ts_close(struct bt_test_server *s)
         &s->fibers,        &s->in_fiber,     &s->lock_waiting, &s->file_keys,   &s->code_asked,
         &s->sources_asked, &s->source_names};
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-        map_free(maps[i]);
+        bt_ts_map_free(maps[i]);
     for (size_t i = 0; i < s->texts_count; i++)
         free(s->texts[i]);
     free(s->texts);
@@ -1349,6 +1374,11 @@ const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid)
 {
     uint64_t v = bt_ts_map_value(&s->thread_names, tid);
     return v ? s->texts[v - 1] : NULL;
+}
+
+uint64_t bt_ts_samples_in(const struct bt_test_server *s, const char *function)
+{
+    return by_name(&s->sys.top_samples, &s->frame_functions, s, function);
 }
 
 uint64_t bt_ts_callstacks_starting_in(const struct bt_test_server *s, const char *function)

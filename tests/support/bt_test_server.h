@@ -27,6 +27,7 @@ struct bt_ts_decoder {
     int64_t ref_thread;
     int64_t ref_serial;
     int64_t ref_gpu;
+    int64_t ref_ctx; /* context switches, wakeups and CPU samples */
     uint32_t thread;
     bt_ts_event_fn on_event;
     void *ctx;
@@ -43,6 +44,25 @@ struct bt_ts_thread {
     uint64_t zones;
     uint32_t depth;
     int64_t open_begin[8192];
+};
+
+/* What the server keeps of system tracing (bt_test_server_sys.c). */
+struct bt_ts_sys {
+    uint64_t samples;        /* CPU samples (timer) */
+    uint64_t switch_samples; /* callstacks of threads switched out */
+    uint64_t context_switches, wakeups, topology, tid_to_pid, hw_samples;
+    uint64_t external_names; /* ExternalName and ExternalThreadName answers */
+    uint64_t pending_external;
+    int payload_waiting;              /* a CallstackPayload not yet taken */
+    uint64_t payload_top;             /* its innermost frame */
+    struct bt_ts_map top_samples;     /* innermost frame address -> samples */
+    struct bt_ts_map thread_samples;  /* tid -> samples */
+    struct bt_ts_map thread_switches; /* tid -> runs started */
+    struct bt_ts_map run;             /* tid -> state << 56 | cpu */
+    struct bt_ts_map run_time;        /* tid -> when its run started or ended */
+    struct bt_ts_map external;        /* tid -> names still due (bit 0 thread, bit 1 process) */
+    uint32_t cpu_thread[256];         /* the thread each CPU last started */
+    uint8_t cpu_seen[256];
 };
 
 struct bt_test_server {
@@ -139,6 +159,8 @@ struct bt_test_server {
     int terminate_seen;
     int done; /* ServerQueryTerminate sent */
 
+    struct bt_ts_sys sys;
+
     char error[512];
     bt_ts_event_fn tap; /* optional: sees every event too */
     void *tap_ctx;
@@ -182,6 +204,11 @@ int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
 int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix);
 /* Callstacks whose innermost frame the client resolved to `function`. */
 uint64_t bt_ts_callstacks_starting_in(const struct bt_test_server *s, const char *function);
+/* CPU samples whose innermost frame the client resolved to `function`; a
+ * thread's samples and the runs it started (context switches to it). */
+uint64_t bt_ts_samples_in(const struct bt_test_server *s, const char *function);
+uint64_t bt_ts_thread_samples(const struct bt_test_server *s, uint32_t tid);
+uint64_t bt_ts_thread_switches(const struct bt_test_server *s, uint32_t tid);
 
 /* FNV-1a of a text, as summed into message_hash. */
 uint64_t bt_ts_text_hash(const char *text, size_t len);

@@ -27,6 +27,8 @@
 
 #include <cmocka.h>
 
+#include "boardtrace/wire.h"
+#include "bt_test_server.h"
 #include "btc_tracy.h"
 
 extern char **environ;
@@ -306,6 +308,71 @@ static void samples_name_the_hot_functions_in_proportion_inside_their_zones(void
     btc_trace_free(&t);
 }
 
+/* The thread of that name among those the server saw switched in. */
+static uint32_t switched_thread(const struct bt_test_server *s, const char *name)
+{
+    const struct bt_ts_map *m = &s->sys.thread_switches;
+    for (size_t i = 0; i < m->cap; i++) {
+        const char *n = m->used[i] ? bt_ts_thread_name(s, (uint32_t)m->keys[i]) : NULL;
+        if (n && strcmp(n, name) == 0)
+            return (uint32_t)m->keys[i];
+    }
+    return 0;
+}
+
+/* The same program straight into the strict test server, which holds
+ * samples and switches to every rule upstream's server asserts. */
+static void the_strict_server_takes_the_samples_and_switches(void **state)
+{
+    (void)state;
+    if (!perf_events_usable()) {
+        print_message("skipped: perf events for every CPU need root on a real kernel\n");
+        skip();
+    }
+    char port_env[32], err_path[4200];
+    unsigned port = free_port();
+    snprintf(port_env, sizeof port_env, "TRACY_PORT=%u", port);
+    snprintf(err_path, sizeof err_path, "%s/strict.err", tmpdir);
+    const char *env[] = {port_env,
+                         "TRACY_NO_EXIT=1",
+                         "TRACY_ONLY_LOCALHOST=1",
+                         "TRACY_NO_BROADCAST=1",
+                         "TRACY_SAMPLING_HZ=4000",
+                         NULL};
+    const char *prog[] = {sampled_bin, "30", NULL};
+    pid_t pid = spawn(prog, env, err_path);
+    struct bt_test_server s;
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", (uint16_t)port, 30000), 0);
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    int rc = bt_ts_run(&s, 60000);
+    if (rc != 0)
+        fail_msg("test server: %s", s.error);
+    assert_int_equal(wait_for(pid), 0);
+    uint64_t alpha = bt_ts_samples_in(&s, "alpha"), beta = bt_ts_samples_in(&s, "beta");
+    uint32_t a = switched_thread(&s, "alpha-thread"), b = switched_thread(&s, "beta-thread");
+    print_message("strict server: %llu samples (alpha %llu, beta %llu, ratio %.2f), %llu "
+                  "context switches (alpha-thread %llu, beta-thread %llu), %llu wakeups, "
+                  "%llu switch callstacks, %llu CPUs, %llu external names\n",
+                  (unsigned long long)s.sys.samples, (unsigned long long)alpha,
+                  (unsigned long long)beta, beta ? (double)alpha / (double)beta : 0.0,
+                  (unsigned long long)s.sys.context_switches,
+                  (unsigned long long)bt_ts_thread_switches(&s, a),
+                  (unsigned long long)bt_ts_thread_switches(&s, b),
+                  (unsigned long long)s.sys.wakeups, (unsigned long long)s.sys.switch_samples,
+                  (unsigned long long)s.sys.topology, (unsigned long long)s.sys.external_names);
+    assert_true(beta >= 100);
+    double ratio = (double)alpha / (double)beta;
+    assert_true(ratio >= 1.6 && ratio <= 2.4);
+    assert_true(a && b);
+    assert_true(bt_ts_thread_switches(&s, a) >= 10);
+    assert_true(bt_ts_thread_switches(&s, b) >= 10);
+    assert_true(s.sys.wakeups > 0);
+    assert_true(s.sys.switch_samples > 0);
+    assert_int_equal(s.sys.topology, (uint64_t)sysconf(_SC_NPROCESSORS_CONF));
+    assert_true(s.sys.external_names > 0);
+    bt_ts_close(&s);
+}
+
 /* As a user, at perf_event_paranoid 2 (the usual): samples of the
  * program's own user time come; context switches are said missing. */
 static void as_a_user_samples_come_and_switches_are_said_missing(void **state)
@@ -425,6 +492,7 @@ int main(int argc, char **argv)
     emulator = argc > 3 ? argv[3] : NULL;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(samples_name_the_hot_functions_in_proportion_inside_their_zones),
+        cmocka_unit_test(the_strict_server_takes_the_samples_and_switches),
         cmocka_unit_test(as_a_user_samples_come_and_switches_are_said_missing),
         cmocka_unit_test(without_perf_events_the_trace_says_what_is_missing),
         cmocka_unit_test(no_sys_trace_turns_it_all_off_silently),
