@@ -137,15 +137,21 @@ static int cpu_count(void)
     return n < 1 ? 1 : n > 256 ? 256 : (int)n;
 }
 
+/* A number alone in a file (no scanf: it would bring 45 KB of libc's
+ * float parsing into every traced static program). */
 static unsigned long read_ulong(const char *path, unsigned long fallback)
 {
     FILE *f = fopen(path, "r");
+    char text[32];
     unsigned long v = fallback;
-    if (f) {
-        if (fscanf(f, "%lu", &v) != 1)
-            v = fallback;
-        fclose(f);
+    if (f && fgets(text, sizeof text, f)) {
+        char *end;
+        unsigned long n = strtoul(text, &end, 10);
+        if (end != text)
+            v = n;
     }
+    if (f)
+        fclose(f);
     return v;
 }
 
