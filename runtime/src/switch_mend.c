@@ -90,12 +90,13 @@ static int64_t later(int64_t a, int64_t b)
 /* Records a switch on its CPU and threads, sent or put in. */
 static void apply(struct bt_switch_mend *m, const struct bt_switch *s)
 {
+    /* one entry at a time: making the second may move the table */
     struct bt_mend_thread *old = thread(m, s->old_thread, 1);
-    struct bt_mend_thread *new = thread(m, s->new_thread, 1);
     if (old) {
         old->cpu = BT_MEND_NO_CPU;
         old->out = s->time;
     }
+    struct bt_mend_thread *new = thread(m, s->new_thread, 1);
     if (new)
         new->cpu = s->cpu;
     m->running[s->cpu] = s->new_thread;

@@ -210,6 +210,27 @@ static void the_thread_table_grows_and_forgets_only_stopped_threads(void **state
     bt_switch_mend_free(&m);
 }
 
+static void switches_between_new_threads_survive_the_table_growing(void **state)
+{
+    (void)state;
+    struct bt_switch_mend m;
+    assert_int_equal(bt_switch_mend_init(&m), 0);
+    struct bt_switch out[BT_MEND_MAX];
+    /* CPU 0 goes from each new thread to the next: the table grows while
+     * both threads of a switch are being recorded */
+    int64_t t = 1;
+    uint32_t last = 20000;
+    for (uint32_t tid = 1; tid < last; tid++)
+        assert_int_equal(feed(&m, sw(t++, 0, tid, tid + 1), out), 0);
+    /* every one of them stopped: each runs on CPU 1 with nothing put in */
+    for (uint32_t tid = 2; tid < last; tid++) {
+        assert_int_equal(feed(&m, sw(t++, 1, 0, tid), out), 0);
+        assert_int_equal(feed(&m, sw(t++, 1, tid, 0), out), 0);
+    }
+    assert_int_equal(m.mended, 0);
+    bt_switch_mend_free(&m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +240,7 @@ int main(void)
         cmocka_unit_test(a_thread_first_seen_stopping_is_left_alone),
         cmocka_unit_test(whatever_is_lost_what_is_sent_keeps_the_servers_rules),
         cmocka_unit_test(the_thread_table_grows_and_forgets_only_stopped_threads),
+        cmocka_unit_test(switches_between_new_threads_survive_the_table_growing),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
