@@ -13,14 +13,18 @@ void btr_print_system(const struct btc_trace *t, FILE *out)
             "\nSystem: %" PRIu64 " logical CPUs in the topology, %" PRIu64
             " context switches on the CPUs, %" PRIu64 " threads of other programs named\n",
             t->cpu_threads, t->cpu_ctx_switches, t->external_names);
-    fprintf(out, "%-32s  %10s  %12s  %12s  %12s\n", "thread", "id", "ctx switches", "CPU samples",
-            "at switches");
+    size_t shown = 0;
     for (size_t i = 0; i < t->threads.len; i++) {
         const struct btc_read_thread *th = btc_vec_at(&t->threads, i);
         if (!th->ctx_switches && !th->samples)
             continue;
+        if (shown++ == 0)
+            fprintf(out, "%-32s  %10s  %12s  %12s  %12s\n", "thread", "id", "ctx switches",
+                    "CPU samples", "at switches");
         const char *name = th->name >= 0 ? btc_trace_string(t, th->name) : NULL;
         fprintf(out, "%-32s  %10" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "\n",
                 name ? name : "?", th->id, th->ctx_switches, th->samples, th->ctx_samples);
     }
+    if (!shown)
+        fprintf(out, "no thread has context switches or CPU samples in this trace\n");
 }
