@@ -105,25 +105,41 @@ void bt_enc_thread_context(struct bt_encoder *e, uint32_t thread)
     e->ref_thread = 0;
 }
 
-uint8_t *bt_enc_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra)
+static inline uint8_t *compact(struct bt_encoder *e, uint8_t wide, size_t lead, int64_t delta,
+                               size_t extra, uint8_t **lead_at)
 {
     uint8_t *p;
     if (delta >= 0 && delta < BT_WIRE_OFF16) {
-        p = bt_encoder_reserve(e, 3 + extra);
+        p = bt_encoder_reserve(e, 3 + lead + extra);
         p[0] = (uint8_t)(wide + 2);
-        bt_wire_put_u16(p + 1, (uint16_t)delta);
-        return p + 3;
+        bt_wire_put_u16(p + 1 + lead, (uint16_t)delta);
+        *lead_at = p + 1;
+        return p + 3 + lead;
     }
     if (delta >= BT_WIRE_OFF16 && delta < BT_WIRE_OFF32) {
-        p = bt_encoder_reserve(e, 5 + extra);
+        p = bt_encoder_reserve(e, 5 + lead + extra);
         p[0] = (uint8_t)(wide + 1);
-        bt_wire_put_u32(p + 1, (uint32_t)(delta - BT_WIRE_OFF16));
-        return p + 5;
+        bt_wire_put_u32(p + 1 + lead, (uint32_t)(delta - BT_WIRE_OFF16));
+        *lead_at = p + 1;
+        return p + 5 + lead;
     }
-    p = bt_encoder_reserve(e, 9 + extra);
+    p = bt_encoder_reserve(e, 9 + lead + extra);
     p[0] = wide;
-    bt_wire_put_u64(p + 1, (uint64_t)(delta >= 0 ? delta - BT_WIRE_OFF32 : delta));
-    return p + 9;
+    bt_wire_put_u64(p + 1 + lead, (uint64_t)(delta >= 0 ? delta - BT_WIRE_OFF32 : delta));
+    *lead_at = p + 1;
+    return p + 9 + lead;
+}
+
+uint8_t *bt_enc_compact_lead(struct bt_encoder *e, uint8_t wide, size_t lead, int64_t delta,
+                             size_t extra, uint8_t **lead_at)
+{
+    return compact(e, wide, lead, delta, extra, lead_at);
+}
+
+static uint8_t *put_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra)
+{
+    uint8_t *unused;
+    return compact(e, wide, 0, delta, extra, &unused);
 }
 
 static int64_t thread_delta(struct bt_encoder *e, int64_t time)
@@ -143,7 +159,7 @@ static int64_t serial_delta(struct bt_encoder *e, int64_t time)
 void bt_enc_zone_begin(struct bt_encoder *e, int64_t time, uint64_t srcloc, int callstack)
 {
     uint8_t wide = callstack ? BT_EV_ZONE_BEGIN_CALLSTACK : BT_EV_ZONE_BEGIN;
-    bt_wire_put_u64(bt_enc_compact(e, wide, thread_delta(e, time), 8), srcloc);
+    bt_wire_put_u64(put_compact(e, wide, thread_delta(e, time), 8), srcloc);
 }
 
 void bt_enc_zone_begin_alloc(struct bt_encoder *e, int64_t time, uint64_t key, const void *payload,
@@ -157,7 +173,7 @@ void bt_enc_zone_begin_alloc(struct bt_encoder *e, int64_t time, uint64_t key, c
 
 void bt_enc_zone_end(struct bt_encoder *e, int64_t time)
 {
-    bt_enc_compact(e, BT_EV_ZONE_END, thread_delta(e, time), 0);
+    put_compact(e, BT_EV_ZONE_END, thread_delta(e, time), 0);
 }
 
 void bt_enc_zone_validation(struct bt_encoder *e, uint32_t id)

@@ -41,9 +41,11 @@ uint8_t *bt_encoder_reserve(struct bt_encoder *e, size_t n);
 int bt_encoder_send_alone(struct bt_encoder *e, uint8_t type);
 
 /* Writes `wide` (an event's 64-bit time form) or its 32/16-bit siblings
- * (wide + 1, + 2) for delta, per protocol notes 4.3.2; returns where the
- * `extra` bytes after the time go. */
-uint8_t *bt_enc_compact(struct bt_encoder *e, uint8_t wide, int64_t delta, size_t extra);
+ * (wide + 1, + 2) for delta, per protocol notes 4.3.2, with `lead` bytes
+ * between the type and the time (a sample's thread) left at *lead_at;
+ * returns where the `extra` bytes after the time go. */
+uint8_t *bt_enc_compact_lead(struct bt_encoder *e, uint8_t wide, size_t lead, int64_t delta,
+                             size_t extra, uint8_t **lead_at);
 
 /* Per-thread batch header; also resets THR. Emitted only on a change. */
 void bt_enc_thread_context(struct bt_encoder *e, uint32_t thread);

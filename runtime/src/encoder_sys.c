@@ -23,23 +23,9 @@ void bt_enc_sample(struct bt_encoder *e, int ctx_switch, uint32_t thread, int64_
         bt_wire_put_u64(p + 11 + 8 * i, frames[i]);
     /* As zones (protocol notes 4.3.2), but the thread comes before the time. */
     uint8_t wide = ctx_switch ? BT_EV_CALLSTACK_SAMPLE_CONTEXT_SWITCH : BT_EV_CALLSTACK_SAMPLE;
-    int64_t d = ctx_delta(e, time);
-    if (d >= 0 && d < BT_WIRE_OFF16) {
-        p = bt_encoder_reserve(e, 7);
-        p[0] = (uint8_t)(wide + 2);
-        bt_wire_put_u32(p + 1, thread);
-        bt_wire_put_u16(p + 5, (uint16_t)d);
-    } else if (d >= BT_WIRE_OFF16 && d < BT_WIRE_OFF32) {
-        p = bt_encoder_reserve(e, 9);
-        p[0] = (uint8_t)(wide + 1);
-        bt_wire_put_u32(p + 1, thread);
-        bt_wire_put_u32(p + 5, (uint32_t)(d - BT_WIRE_OFF16));
-    } else {
-        p = bt_encoder_reserve(e, 13);
-        p[0] = wide;
-        bt_wire_put_u32(p + 1, thread);
-        bt_wire_put_u64(p + 5, (uint64_t)(d >= 0 ? d - BT_WIRE_OFF32 : d));
-    }
+    uint8_t *lead;
+    bt_enc_compact_lead(e, wide, 4, ctx_delta(e, time), 0, &lead);
+    bt_wire_put_u32(lead, thread);
 }
 
 void bt_enc_context_switch(struct bt_encoder *e, int64_t time, uint32_t old_thread,
