@@ -81,6 +81,7 @@ static int unwind_mode_fp(void)
 }
 
 static _Thread_local uintptr_t stack_lo, stack_hi;
+static _Thread_local int stack_looked; /* once per thread, found or not */
 
 /* The mapping that holds this thread's stack, from /proc/self/maps (what
  * pthread_getattr_np reads for the main thread too, but with sscanf, which
@@ -119,8 +120,10 @@ __attribute__((noinline)) int bt_callstack_capture(uint64_t *frames, int depth, 
     uint64_t all[64 + RUNTIME_FRAMES];
     int want = depth + RUNTIME_FRAMES, n;
     if (unwind_mode_fp()) {
-        if (stack_hi == 0)
+        if (!stack_looked) {
+            stack_looked = 1;
             stack_bounds();
+        }
         n = bt_callstack_walk_frames((uintptr_t)__builtin_frame_address(0), stack_lo, stack_hi, all,
                                      want);
     } else {
