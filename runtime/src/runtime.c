@@ -4,6 +4,7 @@
  * read from the environment and the serial queue's consumer side. */
 #define _GNU_SOURCE
 #include <linux/futex.h>
+#include <sys/eventfd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -46,6 +47,13 @@ static size_t buffer_size(void)
 void bt_space_wait(uint32_t seen)
 {
     atomic_fetch_add_explicit(&bt_rt.space_waiters, 1, memory_order_seq_cst);
+    /* After counting ourselves: a worker that starts a nap from now on sees
+     * the count and does not nap (bt_worker_nap_begin). */
+    if (atomic_load_explicit(&bt_rt.worker_napping, memory_order_seq_cst)) {
+        uint64_t one = 1;
+        ssize_t w = write(bt_rt.worker_bell, &one, sizeof(one));
+        (void)w; /* full (it is rung already) is fine */
+    }
     struct timespec ts = {0, SPACE_WAIT_MS * 1000000L};
     /* Returns at once if the worker bumped the word since `seen`. */
     syscall(SYS_futex, &bt_rt.space_seq, FUTEX_WAIT_PRIVATE, seen, &ts, NULL, 0);
@@ -57,6 +65,24 @@ void bt_space_signal(void)
     atomic_fetch_add_explicit(&bt_rt.space_seq, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&bt_rt.space_waiters, memory_order_seq_cst) > 0)
         syscall(SYS_futex, &bt_rt.space_seq, FUTEX_WAKE_PRIVATE, INT32_MAX, NULL, NULL, 0);
+}
+
+int bt_worker_nap_begin(int progress)
+{
+    atomic_store_explicit(&bt_rt.worker_napping, 1, memory_order_seq_cst);
+    if (progress && atomic_load_explicit(&bt_rt.space_waiters, memory_order_seq_cst) > 0) {
+        atomic_store_explicit(&bt_rt.worker_napping, 0, memory_order_relaxed);
+        return 0;
+    }
+    return 1;
+}
+
+void bt_worker_nap_end(void)
+{
+    atomic_store_explicit(&bt_rt.worker_napping, 0, memory_order_relaxed);
+    uint64_t rung;
+    ssize_t r = read(bt_rt.worker_bell, &rung, sizeof(rung)); /* non-blocking */
+    (void)r;
 }
 
 static int serial_init(struct bt_serial *q, size_t bytes)
@@ -85,7 +111,9 @@ static void start(void)
     bt_rt.no_exit = no_exit && no_exit[0] == '1';
     bt_rt.ring_size = buffer_size();
     bt_rt.next_lock_id = 1;
-    if (serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 || bt_api_init() != 0)
+    bt_rt.worker_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (bt_rt.worker_bell < 0 || serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 ||
+        bt_api_init() != 0)
         return;
 
     /* The worker must not take the program's signals. */

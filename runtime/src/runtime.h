@@ -173,6 +173,10 @@ struct bt_runtime {
      * (a futex word), which the worker bumps after freeing room. */
     _Alignas(64) _Atomic uint32_t space_seq;
     _Atomic int space_waiters;
+    /* The worker naps between passes; a producer about to sleep for room
+     * rings its bell (an eventfd it polls) so that it drains at once. */
+    _Atomic int worker_napping;
+    int worker_bell;
 };
 
 extern struct bt_runtime bt_rt;
@@ -186,6 +190,11 @@ static inline uint32_t bt_space_seq(void)
     return atomic_load_explicit(&bt_rt.space_seq, memory_order_acquire);
 }
 void bt_space_wait(uint32_t seen);
+/* Worker, before a nap: 1 = nap (the bell will ring if a producer comes to
+ * wait for room), 0 = a producer waits already and the last pass made
+ * progress (`progress`): drain again instead. */
+int bt_worker_nap_begin(int progress);
+void bt_worker_nap_end(void);
 /* Worker: room was freed; wakes the sleepers, if any (no syscall if none). */
 void bt_space_signal(void);
 

@@ -32,6 +32,8 @@
 #define CALIBRATION_NS       200000000ll
 #define FINAL_DRAIN_NS       2000000000ll
 #define TAIL_PUBLISH_BYTES   65536u
+#define NAP_MIN_NS           20000ll
+#define NAP_MAX_NS           1000000ll
 /* A pass that found less than this (or a quarter of a buffer, if smaller)
  * waits a millisecond for queries before the next one, instead of spinning
  * over rings that fill slowly. */
@@ -263,12 +265,22 @@ static void answer_query(struct session *s, const uint8_t *q)
     }
 }
 
-/* Reads what queries have arrived (waiting up to timeout_ms) and answers
- * them in arrival order, which keeps SourceLocation answers FIFO. */
-static void session_queries(struct session *s, int timeout_ms)
+/* Reads what queries have arrived (waiting up to timeout_ns, or until a
+ * producer waiting for room rings the bell, or not at all if one waits
+ * already and the last pass took something) and answers them in arrival
+ * order, which keeps SourceLocation answers FIFO. */
+static void session_queries(struct session *s, int64_t timeout_ns, int progress)
 {
-    struct pollfd p = {s->fd, POLLIN, 0};
-    if (poll(&p, 1, timeout_ms) <= 0)
+    struct pollfd p[2] = {{s->fd, POLLIN, 0}, {bt_rt.worker_bell, POLLIN, 0}};
+    int ready;
+    if (timeout_ns > 0 && bt_worker_nap_begin(progress)) {
+        struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
+        ready = ppoll(p, 2, &ts, NULL);
+        bt_worker_nap_end();
+    } else {
+        ready = poll(p, 1, 0);
+    }
+    if (ready <= 0 || !(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
         return;
     ssize_t got =
         recv(s->fd, s->queries + s->queries_len, sizeof(s->queries) - s->queries_len, MSG_DONTWAIT);
@@ -756,18 +768,32 @@ static int64_t now_ns(void)
     return bt_timer_reference_ns();
 }
 
+/* The worker's nap after a pass that took `did` bytes gathered over
+ * `interval` ns: until the rings would be a quarter full again at that rate
+ * (at most NAP_MAX_NS, when idle; a producer that finds its ring full rings
+ * the bell, which ends the nap at once). */
+static int64_t nap_ns(size_t did, int64_t interval)
+{
+    if (!did || interval <= 0)
+        return NAP_MAX_NS;
+    double fill = (double)(bt_rt.ring_size / 4) * (double)interval / (double)did;
+    if (fill < NAP_MIN_NS)
+        return NAP_MIN_NS;
+    return fill > NAP_MAX_NS ? NAP_MAX_NS : (int64_t)fill;
+}
+
 /* After the program's end (or a Disconnect query): send what is left, then
  * Terminate, then answer queries until the server says it is done. */
 static void session_finish(struct session *s)
 {
     int64_t deadline = now_ns() + FINAL_DRAIN_NS;
     while (!s->stop && drain(s, 0) && now_ns() < deadline)
-        session_queries(s, 0);
+        session_queries(s, 0, 0);
     bt_encoder_flush(&s->enc);
     bt_encoder_send_alone(&s->enc, BT_EV_TERMINATE);
     atomic_store(&bt_rt.state, BT_STATE_FINISHED);
     while (!s->stop && s->enc.error == 0) {
-        session_queries(s, ACCEPT_POLL_MS);
+        session_queries(s, ACCEPT_POLL_MS * 1000000ll, 0);
         bt_encoder_flush(&s->enc);
     }
 }
@@ -798,16 +824,19 @@ static void session_run(struct session *s)
     s->disconnect = 0;
     s->lost = 0;
     atomic_store(&bt_rt.state, BT_STATE_CONNECTED);
+    int64_t last_pass = now_ns();
     while (!s->stop && s->enc.error == 0) {
         if (atomic_load(&bt_rt.shutdown) || s->disconnect) {
             session_finish(s);
             return;
         }
+        int64_t pass = now_ns();
         size_t did = drain(s, 0);
         if (!did)
             bt_encoder_flush(&s->enc);
         size_t batch = bt_rt.ring_size / 4 < BATCH_BYTES ? bt_rt.ring_size / 4 : BATCH_BYTES;
-        session_queries(s, did >= batch ? 0 : 1);
+        session_queries(s, did >= batch ? 0 : nap_ns(did, pass - last_pass), did > 0);
+        last_pass = pass;
     }
 }
 
