@@ -24,12 +24,18 @@ struct group {
     int answer;      /* query type it answers, -1 for data */
     uint64_t key;
     int zone_begins;
+    unsigned events;             /* data events in it: one, or more when merged */
+    size_t frame_off, frame_len; /* merged data: its LZ4 frame, made at load */
 };
 
 struct bt_replay {
     uint8_t welcome[1 + BT_WELCOME_SIZE];
     uint8_t *stream;
     size_t stream_len;
+    uint8_t *frames; /* merged data groups' frames, ready to send */
+    size_t frames_len;
+    size_t *answer_index; /* open addressing over groups; SIZE_MAX = empty */
+    size_t answer_mask;
     struct group *groups;
     size_t ngroups, cap_groups;
     int listen_fd;
@@ -132,6 +138,17 @@ static int is_staged(unsigned t)
 
 static int push_group(struct bt_replay *r, size_t off, size_t len, int answer, uint64_t key, int zb)
 {
+    /* Without a pause to honour event by event, consecutive data events go
+     * out together, a frame's worth at most, compressed once at load: the
+     * replay then costs little beside the capture it measures. */
+    struct group *last = r->ngroups ? &r->groups[r->ngroups - 1] : NULL;
+    if (answer < 0 && last && last->answer < 0 && r->opts.pause_after <= 0 &&
+        last->off + last->len == off && last->len + len <= BATCH_TARGET) {
+        last->len += len;
+        last->zone_begins += zb;
+        last->events++;
+        return 0;
+    }
     if (r->ngroups == r->cap_groups) {
         size_t cap = r->cap_groups ? r->cap_groups * 2 : 1024;
         struct group *g = realloc(r->groups, cap * sizeof *g);
@@ -140,7 +157,36 @@ static int push_group(struct bt_replay *r, size_t off, size_t len, int answer, u
         r->groups = g;
         r->cap_groups = cap;
     }
-    r->groups[r->ngroups++] = (struct group){off, len, answer, key, zb};
+    r->groups[r->ngroups++] = (struct group){off, len, answer, key, zb, 1, 0, 0};
+    return 0;
+}
+
+/* Compresses every merged data group into a frame of its own, ahead. */
+static int precompress(struct bt_replay *r)
+{
+    size_t cap = 0;
+    for (size_t i = 0; i < r->ngroups; i++)
+        if (r->groups[i].answer < 0 && r->groups[i].events > 1)
+            cap += 4 + (size_t)LZ4_compressBound((int)r->groups[i].len);
+    if (cap == 0)
+        return 0;
+    r->frames = malloc(cap);
+    if (!r->frames)
+        return -1;
+    for (size_t i = 0; i < r->ngroups; i++) {
+        struct group *g = &r->groups[i];
+        if (g->answer >= 0 || g->events <= 1)
+            continue;
+        int c = LZ4_compress_default((const char *)r->stream + g->off,
+                                     (char *)r->frames + r->frames_len + 4, (int)g->len,
+                                     (int)(cap - r->frames_len - 4));
+        if (c <= 0)
+            return -1;
+        bt_wire_put_u32(r->frames + r->frames_len, (uint32_t)c);
+        g->frame_off = r->frames_len;
+        g->frame_len = 4 + (size_t)c;
+        r->frames_len += g->frame_len;
+    }
     return 0;
 }
 
@@ -272,6 +318,44 @@ static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrclo
     return 0;
 }
 
+static size_t answer_slot(const struct bt_replay *r, int type, uint64_t key)
+{
+    uint64_t h = (key ^ ((uint64_t)type << 56)) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 20) & r->answer_mask;
+}
+
+/* The answers by (query type, key), the first of each in recording order:
+ * a capture asks for tens of thousands of callstack frames. */
+static int index_answers(struct bt_replay *r)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->ngroups; i++)
+        n += r->groups[i].answer >= 0;
+    size_t cap = 16;
+    while (cap < 2 * n)
+        cap *= 2;
+    r->answer_index = malloc(cap * sizeof(*r->answer_index));
+    if (!r->answer_index)
+        return -1;
+    r->answer_mask = cap - 1;
+    for (size_t i = 0; i <= r->answer_mask; i++)
+        r->answer_index[i] = SIZE_MAX;
+    for (size_t i = 0; i < r->ngroups; i++) {
+        const struct group *g = &r->groups[i];
+        if (g->answer < 0)
+            continue;
+        size_t j = answer_slot(r, g->answer, g->key);
+        for (; r->answer_index[j] != SIZE_MAX; j = (j + 1) & r->answer_mask) {
+            const struct group *o = &r->groups[r->answer_index[j]];
+            if (o->answer == g->answer && o->key == g->key)
+                break;
+        }
+        if (r->answer_index[j] == SIZE_MAX)
+            r->answer_index[j] = i;
+    }
+    return 0;
+}
+
 int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsigned *port,
                    char *err, size_t errlen)
 {
@@ -344,7 +428,8 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
             ring_off = 0;
         off += 4 + n;
     }
-    if (keys && rq.source_ids && rq.source_names && split(r, keys, nkeys, &rq, err, errlen) == 0)
+    if (keys && rq.source_ids && rq.source_names && split(r, keys, nkeys, &rq, err, errlen) == 0 &&
+        precompress(r) == 0 && index_answers(r) == 0)
         rc = 0;
 done_dec:
     LZ4_freeStreamDecode(dec);
@@ -459,9 +544,12 @@ static int batch_add(struct batch *b, const uint8_t *p, size_t n)
 
 static const struct group *find_answer(const struct bt_replay *r, int type, uint64_t key)
 {
-    for (size_t i = 0; i < r->ngroups; i++)
-        if (r->groups[i].answer == type && r->groups[i].key == key)
-            return &r->groups[i];
+    for (size_t j = answer_slot(r, type, key); r->answer_index[j] != SIZE_MAX;
+         j = (j + 1) & r->answer_mask) {
+        const struct group *g = &r->groups[r->answer_index[j]];
+        if (g->answer == type && g->key == key)
+            return g;
+    }
     return NULL;
 }
 
@@ -502,7 +590,9 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
     for (;;) {
         /* Answer every complete query that has arrived. */
         struct pollfd p = {.fd = r->fd, .events = POLLIN};
-        int idle = b.len == 0;
+        /* wait for queries only when there is nothing left to send */
+        int idle = b.len == 0 && (next >= r->ngroups || (r->opts.pause_after > 0 &&
+                                                         (long)r->sent >= r->opts.pause_after));
         int ready = poll(&p, 1, idle ? 100 : 0);
         if (ready == 1) {
             ssize_t k = recv(r->fd, qbuf + qlen, sizeof qbuf - qlen, 0);
@@ -588,6 +678,18 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
             const struct group *g = &r->groups[next++];
             if (g->answer >= 0)
                 continue;
+            if (g->frame_len) {
+                /* answers first, in their own frame; then the ready one */
+                if ((b.len && send_frame(r, b.p, b.len) < 0) ||
+                    send_all(r->fd, r->frames + g->frame_off, g->frame_len) < 0) {
+                    snprintf(err, errlen, "the capture closed the connection: %s", strerror(errno));
+                    goto out;
+                }
+                b.len = 0;
+                r->sent += g->events;
+                r->zone_begins_sent += (uint64_t)g->zone_begins;
+                break; /* back to the queries */
+            }
             if (batch_add(&b, r->stream + g->off, g->len) < 0)
                 goto out;
             r->sent++;
@@ -653,6 +755,8 @@ void bt_replay_close(struct bt_replay *r)
     if (r->fd >= 0)
         close(r->fd);
     free(r->stream);
+    free(r->frames);
+    free(r->answer_index);
     free(r->groups);
     free(r);
 }
