@@ -1,14 +1,19 @@
-/* Capture benchmark on a recorded session: the replay client serves the
- * recording (tests/data/tracy-0.14.0-full: system tracing, GPU, code
- * transfer) as fast as the capture takes it, answering its queries; each
- * capture program given (boardtrace-capture, and upstream tracy-capture for
- * comparison) captures it into a file. Prints wall time, events/s (events
- * decoded by boardtrace-capture, the same stream for every capture) and
- * peak RSS. Usage: bench_replay REPLAY_CLIENT DATA_DIR OUT_DIR CAPTURE... */
+/* Capture ingest benchmark on recorded sessions: the replay client serves a
+ * recording (its data compressed ahead, so it costs little beside the
+ * capture) as fast as the capture takes it, answering the capture's queries
+ * from the recording; each capture program given (boardtrace-capture first,
+ * then upstream tracy-capture for comparison) captures it into a file. Runs
+ * alternate between the captures; for each recording it prints every run and
+ * the medians of wall time, events/s, events per CPU-second (the capture's
+ * user + system time) and peak RSS, and the ratios of the first capture to
+ * the second. Events are the ones boardtrace-capture reports decoding: the
+ * same stream for every capture.
+ * Usage: bench_replay REPLAY_CLIENT OUT_DIR RUNS DATA_DIR... -- CAPTURE... */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +24,13 @@
 #include <unistd.h>
 
 extern char **environ;
+
+#define RUNS_MAX     15
+#define CAPTURES_MAX 4
+
+struct result {
+    double wall, cpu, rss_mib;
+};
 
 static double now(void)
 {
@@ -51,63 +63,136 @@ static pid_t start_replay(const char *client, const char *data, unsigned *port, 
     return pid;
 }
 
+/* One capture of one recording; *events is set from boardtrace-capture's
+ * report when `count` is set. Returns 0 when the capture succeeded. */
+static int capture_once(const char *client, const char *data, const char *capture,
+                        const char *out_dir, int index, int count, double *events,
+                        struct result *res)
+{
+    unsigned port;
+    FILE *rout;
+    pid_t rp = start_replay(client, data, &port, &rout);
+    if (rp < 0) {
+        fprintf(stderr, "bench_replay: cannot start %s on %s\n", client, data);
+        return -1;
+    }
+    char out[4096], ports[16], log[4200];
+    snprintf(out, sizeof out, "%s/replay-%d.tracy", out_dir, index);
+    snprintf(log, sizeof log, "%s/replay-%d.log", out_dir, index);
+    snprintf(ports, sizeof ports, "%u", port);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_adddup2(&fa, 1, 2);
+    char *cargv[] = {(char *)capture, "-o", out, "-f", "-a", "127.0.0.1", "-p", ports, NULL};
+    double t0 = now();
+    pid_t cp;
+    int spawned = posix_spawn(&cp, capture, &fa, NULL, cargv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (spawned != 0) {
+        fprintf(stderr, "bench_replay: cannot start %s\n", capture);
+        kill(rp, SIGKILL);
+        waitpid(rp, NULL, 0);
+        fclose(rout);
+        return -1;
+    }
+    int st;
+    struct rusage ru;
+    wait4(cp, &st, 0, &ru);
+    res->wall = now() - t0;
+    res->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+               ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
+    res->rss_mib = (double)ru.ru_maxrss / 1024.0;
+    int rst;
+    waitpid(rp, &rst, 0);
+    fclose(rout);
+    FILE *lf = fopen(log, "r");
+    char line[1024];
+    while (count && lf && fgets(line, sizeof line, lf)) {
+        const char *b = strstr(line, ": complete, ");
+        if (b && strstr(line, " events,"))
+            *events = atof(b + 12);
+    }
+    if (lf)
+        fclose(lf);
+    struct stat sb;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) != 0) {
+        fprintf(stderr, "bench_replay: %s failed on %s (log: %s)\n", capture, data, log);
+        return -1;
+    }
+    return 0;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_of(const struct result *r, int runs, size_t field)
+{
+    double v[RUNS_MAX];
+    for (int i = 0; i < runs; i++)
+        memcpy(&v[i], (const char *)&r[i] + field, sizeof(double));
+    qsort(v, (size_t)runs, sizeof(double), by_value);
+    return v[runs / 2];
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 5) {
-        fprintf(stderr, "usage: %s REPLAY_CLIENT DATA_DIR OUT_DIR CAPTURE...\n", argv[0]);
+    int sep = 0;
+    for (int i = 4; i < argc && !sep; i++)
+        if (!strcmp(argv[i], "--"))
+            sep = i;
+    if (argc < 6 || !sep || sep == 4 || sep + 1 >= argc) {
+        fprintf(stderr, "usage: %s REPLAY_CLIENT OUT_DIR RUNS DATA_DIR... -- CAPTURE...\n",
+                argv[0]);
         return 2;
     }
-    mkdir(argv[3], 0700);
-    double events = 0;
+    const char *client = argv[1], *out_dir = argv[2];
+    int runs = atoi(argv[3]);
+    if (runs < 1 || runs > RUNS_MAX)
+        runs = 3;
+    char **captures = argv + sep + 1;
+    int ncaptures = argc - sep - 1;
+    if (ncaptures > CAPTURES_MAX)
+        ncaptures = CAPTURES_MAX;
+    mkdir(out_dir, 0700);
     int failed = 0;
-    for (int c = 4; c < argc; c++) {
-        unsigned port;
-        FILE *rout;
-        pid_t rp = start_replay(argv[1], argv[2], &port, &rout);
-        if (rp < 0) {
-            fprintf(stderr, "bench_replay: cannot start %s\n", argv[1]);
-            return 1;
+    for (int d = 4; d < sep; d++) {
+        const char *data = argv[d];
+        struct result res[CAPTURES_MAX][RUNS_MAX];
+        double events = 0;
+        printf("%s: %d runs, alternating the captures\n", data, runs);
+        for (int r = 0; r < runs && !failed; r++)
+            for (int c = 0; c < ncaptures && !failed; c++) {
+                failed = capture_once(client, data, captures[c], out_dir, c, c == 0, &events,
+                                      &res[c][r]) != 0;
+                if (!failed)
+                    printf("  run %d %-60s wall %6.2f s, CPU %6.2f s, peak RSS %7.1f MiB\n", r + 1,
+                           captures[c], res[c][r].wall, res[c][r].cpu, res[c][r].rss_mib);
+            }
+        if (failed)
+            break;
+        double wall[CAPTURES_MAX], cpu[CAPTURES_MAX];
+        printf("  %.0f events (as boardtrace-capture decodes them); medians:\n", events);
+        for (int c = 0; c < ncaptures; c++) {
+            wall[c] = median_of(res[c], runs, offsetof(struct result, wall));
+            cpu[c] = median_of(res[c], runs, offsetof(struct result, cpu));
+            printf("  %-60s %11.0f events/s, %11.0f events per CPU-second, peak RSS %7.1f MiB\n",
+                   captures[c], wall[c] > 0 ? events / wall[c] : 0.0,
+                   cpu[c] > 0 ? events / cpu[c] : 0.0,
+                   median_of(res[c], runs, offsetof(struct result, rss_mib)));
         }
-        char out[4096], ports[16], log[4200];
-        snprintf(out, sizeof out, "%s/replay-%d.tracy", argv[3], c);
-        snprintf(log, sizeof log, "%s/replay-%d.log", argv[3], c);
-        snprintf(ports, sizeof ports, "%u", port);
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        char *cargv[] = {argv[c], "-o", out, "-f", "-a", "127.0.0.1", "-p", ports, NULL};
-        double t0 = now();
-        pid_t cp;
-        if (posix_spawn(&cp, argv[c], &fa, NULL, cargv, environ) != 0) {
-            fprintf(stderr, "bench_replay: cannot start %s\n", argv[c]);
-            return 1;
-        }
-        posix_spawn_file_actions_destroy(&fa);
-        int st;
-        struct rusage ru;
-        wait4(cp, &st, 0, &ru);
-        double wall = now() - t0;
-        int rst;
-        waitpid(rp, &rst, 0);
-        fclose(rout);
-        /* boardtrace-capture says how many events it decoded. */
-        FILE *lf = fopen(log, "r");
-        char line[1024];
-        while (lf && fgets(line, sizeof line, lf)) {
-            const char *e = strstr(line, " events,");
-            const char *b = strstr(line, ": complete, ");
-            if (e && b && c == 4)
-                events = atof(b + 12);
-        }
-        if (lf)
-            fclose(lf);
-        struct stat sb;
-        int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 && stat(out, &sb) == 0;
-        failed |= !ok;
-        printf("%-60s %s wall %.2f s, %.0f events/s, peak RSS %.1f MiB, file %lld bytes\n", argv[c],
-               ok ? "ok " : "FAILED", wall, wall > 0 ? events / wall : 0.0,
-               (double)ru.ru_maxrss / 1024.0, ok ? (long long)sb.st_size : -1LL);
+        if (ncaptures > 1)
+            printf("  ratio first / second capture: events/s x%.2f, events per CPU-second x%.2f, "
+                   "peak RSS x%.3f\n",
+                   wall[0] > 0 ? wall[1] / wall[0] : 0.0, cpu[0] > 0 ? cpu[1] / cpu[0] : 0.0,
+                   median_of(res[0], runs, offsetof(struct result, rss_mib)) /
+                       median_of(res[1], runs, offsetof(struct result, rss_mib)));
+        else
+            printf("  (no second capture to compare: configure with "
+                   "-DBT_UPSTREAM_TRACY_CAPTURE=PATH)\n");
     }
     return failed;
 }
