@@ -67,6 +67,12 @@ if(BT_DEPS_FROM_SOURCE)
     target_compile_definitions(bt_lz4 PRIVATE XXH_NAMESPACE=LZ4_)
     bt_third_party_flags(bt_lz4)
     add_library(bt::lz4 ALIAS bt_lz4)
+    # lz4.c again, one section per function, for the runtime's own copy of
+    # the compressor (bt_link_lz4_compressor); plain objects, never LTO ones,
+    # as ld reads them without the compiler.
+    add_library(bt_lz4_sections OBJECT EXCLUDE_FROM_ALL "${BT_LZ4_SOURCE_DIR}/lib/lz4.c")
+    target_compile_options(bt_lz4_sections PRIVATE -ffunction-sections -fdata-sections -fno-lto)
+    bt_third_party_flags(bt_lz4_sections)
 
     # zstd: the capture's trace files (tools only).
     if(BOARDTRACE_BUILD_TOOLS)
@@ -119,16 +125,51 @@ else()
     endif()
 endif()
 
-# Puts a dependency (lz4 or zstd) into <target> so that an installed static
-# library carries it: compiled-from-source objects go into the archive itself;
-# a system library is named for consumers' link lines.
-function(bt_embed_dependency target name)
-    if(BT_DEPS_FROM_SOURCE)
-        target_sources(${target} PRIVATE $<TARGET_OBJECTS:bt_${name}>)
-        target_include_directories(${target} SYSTEM PRIVATE
-                                   $<TARGET_PROPERTY:bt_${name},INTERFACE_INCLUDE_DIRECTORIES>)
-    else()
-        target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:bt::${name}>
-                                        INTERFACE $<INSTALL_INTERFACE:${name}>)
+# The LZ4 functions the runtime calls (runtime/src/encoder.c). A runtime that
+# calls another one must name it here, or a from-source build fails to link.
+set(BT_LZ4_RUNTIME_FUNCTIONS LZ4_createStream LZ4_freeStream LZ4_resetStream_fast
+                             LZ4_compress_fast_continue)
+
+# Gives <target> (the runtime) the LZ4 compressor so that an installed static
+# library carries it. A system lz4 (host builds) is named for consumers' link
+# lines. One compiled from source goes into the archive as one object holding
+# only BT_LZ4_RUNTIME_FUNCTIONS and what they reach (a partial link that drops
+# the unreferenced sections: lz4.c is one object file, and a program linking
+# it would otherwise get every compressor and decompressor, about 40 KB), under
+# the names bt_LZ4_* with everything else local, so a program that links its
+# own lz4 as well gets no duplicate symbols.
+function(bt_link_lz4_compressor target)
+    if(NOT BT_DEPS_FROM_SOURCE)
+        target_link_libraries(${target} PRIVATE $<BUILD_INTERFACE:bt::lz4>
+                                        INTERFACE $<INSTALL_INTERFACE:lz4>)
+        return()
     endif()
+    foreach(tool CMAKE_LINKER CMAKE_OBJCOPY)
+        if(NOT ${tool})
+            message(FATAL_ERROR "boardtrace: ${tool} (the toolchain's ld or objcopy) was not found; "
+                                "it is needed to build the runtime's copy of the LZ4 compressor")
+        endif()
+    endforeach()
+    set(roots "")
+    set(renames "")
+    set(globals "")
+    set(defines "")
+    foreach(f IN LISTS BT_LZ4_RUNTIME_FUNCTIONS)
+        list(APPEND roots "--undefined=${f}")
+        list(APPEND renames "--redefine-sym=${f}=bt_${f}")
+        list(APPEND globals "--keep-global-symbol=bt_${f}")
+        list(APPEND defines "${f}=bt_${f}")
+    endforeach()
+    set(out "${CMAKE_CURRENT_BINARY_DIR}/${target}_lz4.o")
+    add_custom_command(OUTPUT "${out}"
+        COMMAND "${CMAKE_LINKER}" -r --gc-sections ${roots} -o "${out}.partial"
+                "$<TARGET_OBJECTS:bt_lz4_sections>"
+        COMMAND "${CMAKE_OBJCOPY}" ${renames} ${globals} "${out}.partial" "${out}"
+        COMMAND "${CMAKE_COMMAND}" -E rm -f "${out}.partial"
+        DEPENDS bt_lz4_sections "$<TARGET_OBJECTS:bt_lz4_sections>"
+        COMMENT "Keeping the LZ4 compressor the runtime calls"
+        COMMAND_EXPAND_LISTS VERBATIM)
+    target_sources(${target} PRIVATE "${out}")
+    target_compile_definitions(${target} PRIVATE ${defines})
+    target_include_directories(${target} SYSTEM PRIVATE "${BT_LZ4_SOURCE_DIR}/lib")
 endfunction()

@@ -2,23 +2,14 @@
  * v0.14.0's TracyC.h, exported by libboardtrace so that a program compiled
  * against upstream's header links to boardtrace unchanged. Each is a thin
  * entry point over the native bt_* API; those that may record a callstack
- * pass their return address, so a callstack starts in the program's code. */
+ * pass their return address, so a callstack starts in the program's code.
+ * The GPU and lock entry points are in tracy_c_gpu.c and tracy_c_lock.c. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-#ifndef TRACY_ENABLE
-#define TRACY_ENABLE 1 /* the declarations, whatever the build's RUNTIME_TRACING */
-#endif
-#include "tracy/TracyC.h"
-
-#include "runtime.h"
-
-#define CALLER ((uintptr_t)__builtin_return_address(0))
-
-#define LOCK(l)   ((struct bt_lock *)(void *)(l))
-#define SRCLOC(s) ((const struct bt_srcloc *)(const void *)(s))
+#include "tracy_c.h"
 
 _Static_assert(sizeof(struct ___tracy_source_location_data) == sizeof(struct bt_srcloc),
                "Tracy's source location is boardtrace's");
@@ -160,89 +151,6 @@ void ___tracy_emit_zone_value(TracyCZoneCtx ctx, uint64_t value)
     bt_zone_value(zone_of(ctx), value);
 }
 
-/* GPU: the plain and the _serial forms differ only in the queue. */
-
-#define GPU_BEGIN(name, made, serial)                                                           \
-    void name(const struct ___tracy_gpu_zone_begin_data data)                                   \
-    {                                                                                           \
-        bt_gpu_zone_begin_at(data.srcloc, made, data.queryId, data.context, 0, serial, CALLER); \
-    }
-#define GPU_BEGIN_CALLSTACK(name, made, serial)                                                 \
-    void name(const struct ___tracy_gpu_zone_begin_callstack_data data)                         \
-    {                                                                                           \
-        bt_gpu_zone_begin_at(data.srcloc, made, data.queryId, data.context, data.depth, serial, \
-                             CALLER);                                                           \
-    }
-
-GPU_BEGIN(___tracy_emit_gpu_zone_begin, 0, 0)
-GPU_BEGIN(___tracy_emit_gpu_zone_begin_serial, 0, 1)
-GPU_BEGIN(___tracy_emit_gpu_zone_begin_alloc, 1, 0)
-GPU_BEGIN(___tracy_emit_gpu_zone_begin_alloc_serial, 1, 1)
-GPU_BEGIN_CALLSTACK(___tracy_emit_gpu_zone_begin_callstack, 0, 0)
-GPU_BEGIN_CALLSTACK(___tracy_emit_gpu_zone_begin_callstack_serial, 0, 1)
-GPU_BEGIN_CALLSTACK(___tracy_emit_gpu_zone_begin_alloc_callstack, 1, 0)
-GPU_BEGIN_CALLSTACK(___tracy_emit_gpu_zone_begin_alloc_callstack_serial, 1, 1)
-
-void ___tracy_emit_gpu_zone_end(const struct ___tracy_gpu_zone_end_data data)
-{
-    bt_gpu_zone_end(data.queryId, data.context, 0);
-}
-
-void ___tracy_emit_gpu_zone_end_serial(const struct ___tracy_gpu_zone_end_data data)
-{
-    bt_gpu_zone_end(data.queryId, data.context, 1);
-}
-
-void ___tracy_emit_gpu_time(const struct ___tracy_gpu_time_data data)
-{
-    bt_gpu_time(data.gpuTime, data.queryId, data.context, 0);
-}
-
-void ___tracy_emit_gpu_time_serial(const struct ___tracy_gpu_time_data data)
-{
-    bt_gpu_time(data.gpuTime, data.queryId, data.context, 1);
-}
-
-void ___tracy_emit_gpu_new_context(const struct ___tracy_gpu_new_context_data data)
-{
-    bt_gpu_new_context(data.context, data.gpuTime, data.period, data.flags, data.type, 0);
-}
-
-void ___tracy_emit_gpu_new_context_serial(const struct ___tracy_gpu_new_context_data data)
-{
-    bt_gpu_new_context(data.context, data.gpuTime, data.period, data.flags, data.type, 1);
-}
-
-void ___tracy_emit_gpu_context_name(const struct ___tracy_gpu_context_name_data data)
-{
-    bt_gpu_context_name(data.context, data.name, data.len, 0);
-}
-
-void ___tracy_emit_gpu_context_name_serial(const struct ___tracy_gpu_context_name_data data)
-{
-    bt_gpu_context_name(data.context, data.name, data.len, 1);
-}
-
-void ___tracy_emit_gpu_calibration(const struct ___tracy_gpu_calibration_data data)
-{
-    bt_gpu_calibration(data.context, data.gpuTime, data.cpuDelta, 0);
-}
-
-void ___tracy_emit_gpu_calibration_serial(const struct ___tracy_gpu_calibration_data data)
-{
-    bt_gpu_calibration(data.context, data.gpuTime, data.cpuDelta, 1);
-}
-
-void ___tracy_emit_gpu_time_sync(const struct ___tracy_gpu_time_sync_data data)
-{
-    bt_gpu_time_sync(data.context, data.gpuTime, 0);
-}
-
-void ___tracy_emit_gpu_time_sync_serial(const struct ___tracy_gpu_time_sync_data data)
-{
-    bt_gpu_time_sync(data.context, data.gpuTime, 1);
-}
-
 int32_t ___tracy_connected(void)
 {
     return bt_is_connected();
@@ -364,123 +272,6 @@ void ___tracy_emit_plot_config(const char *name, int32_t type, int32_t step, int
                                uint32_t color)
 {
     bt_plot_config(name, (enum bt_plot_format)type, step, fill, color);
-}
-
-/* Locks: Tracy's lockable contexts are boardtrace's lock handles. */
-
-struct __tracy_lockable_context_data *
-___tracy_announce_lockable_ctx(const struct ___tracy_source_location_data *srcloc)
-{
-    return (struct __tracy_lockable_context_data *)(void *)bt_lock_announce(SRCLOC(srcloc));
-}
-
-void ___tracy_terminate_lockable_ctx(struct __tracy_lockable_context_data *lockdata)
-{
-    bt_lock_terminate(LOCK(lockdata));
-}
-
-int32_t ___tracy_before_lock_lockable_ctx(struct __tracy_lockable_context_data *lockdata)
-{
-    return bt_lock_before_lock(LOCK(lockdata));
-}
-
-void ___tracy_after_lock_lockable_ctx(struct __tracy_lockable_context_data *lockdata)
-{
-    bt_lock_after_lock(LOCK(lockdata));
-}
-
-void ___tracy_after_unlock_lockable_ctx(struct __tracy_lockable_context_data *lockdata)
-{
-    bt_lock_after_unlock(LOCK(lockdata));
-}
-
-void ___tracy_after_try_lock_lockable_ctx(struct __tracy_lockable_context_data *lockdata,
-                                          int32_t acquired)
-{
-    bt_lock_after_try_lock(LOCK(lockdata), acquired);
-}
-
-void ___tracy_mark_lockable_ctx(struct __tracy_lockable_context_data *lockdata,
-                                const struct ___tracy_source_location_data *srcloc)
-{
-    bt_lock_mark(LOCK(lockdata), SRCLOC(srcloc));
-}
-
-void ___tracy_custom_name_lockable_ctx(struct __tracy_lockable_context_data *lockdata,
-                                       const char *name, size_t nameSz)
-{
-    bt_lock_set_name(LOCK(lockdata), name, nameSz);
-}
-
-struct __tracy_shared_lockable_context_data *
-___tracy_announce_shared_lockable_ctx(const struct ___tracy_source_location_data *srcloc)
-{
-    return (struct __tracy_shared_lockable_context_data *)(void *)bt_shared_lock_announce(
-        SRCLOC(srcloc));
-}
-
-void ___tracy_terminate_shared_lockable_ctx(struct __tracy_shared_lockable_context_data *lockdata)
-{
-    bt_lock_terminate(LOCK(lockdata));
-}
-
-int32_t
-___tracy_before_lock_shared_lockable_ctx(struct __tracy_shared_lockable_context_data *lockdata)
-{
-    return bt_lock_before_lock(LOCK(lockdata));
-}
-
-void ___tracy_after_lock_shared_lockable_ctx(struct __tracy_shared_lockable_context_data *lockdata)
-{
-    bt_lock_after_lock(LOCK(lockdata));
-}
-
-void ___tracy_after_unlock_shared_lockable_ctx(
-    struct __tracy_shared_lockable_context_data *lockdata)
-{
-    bt_lock_after_unlock(LOCK(lockdata));
-}
-
-void ___tracy_after_try_lock_shared_lockable_ctx(
-    struct __tracy_shared_lockable_context_data *lockdata, int32_t acquired)
-{
-    bt_lock_after_try_lock(LOCK(lockdata), acquired);
-}
-
-int32_t ___tracy_before_lock_shared_shared_lockable_ctx(
-    struct __tracy_shared_lockable_context_data *lockdata)
-{
-    return bt_lock_before_shared_lock(LOCK(lockdata));
-}
-
-void ___tracy_after_lock_shared_shared_lockable_ctx(
-    struct __tracy_shared_lockable_context_data *lockdata)
-{
-    bt_lock_after_shared_lock(LOCK(lockdata));
-}
-
-void ___tracy_after_unlock_shared_shared_lockable_ctx(
-    struct __tracy_shared_lockable_context_data *lockdata)
-{
-    bt_lock_after_shared_unlock(LOCK(lockdata));
-}
-
-void ___tracy_after_try_lock_shared_shared_lockable_ctx(
-    struct __tracy_shared_lockable_context_data *lockdata, int32_t acquired)
-{
-    bt_lock_after_try_shared_lock(LOCK(lockdata), acquired);
-}
-
-void ___tracy_mark_shared_lockable_ctx(struct __tracy_shared_lockable_context_data *lockdata,
-                                       const struct ___tracy_source_location_data *srcloc)
-{
-    bt_lock_mark(LOCK(lockdata), SRCLOC(srcloc));
-}
-
-void ___tracy_custom_name_shared_lockable_ctx(struct __tracy_shared_lockable_context_data *lockdata,
-                                              const char *name, size_t nameSz)
-{
-    bt_lock_set_name(LOCK(lockdata), name, nameSz);
 }
 
 /* Sampling is not part of the runtime yet: a start request says so. */
