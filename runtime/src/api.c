@@ -530,7 +530,7 @@ void bt_thread_set_name(const char *name)
     char os_name[16];
     strncpy(os_name, name, sizeof(os_name) - 1);
     os_name[sizeof(os_name) - 1] = 0;
-    pthread_setname_np(pthread_self(), os_name);
+    bt_name_own_thread(os_name);
     pthread_mutex_lock(&bt_rt.mutex);
     struct bt_thread_name *n = bt_rt.names;
     while (n && n->tid != t->tid)

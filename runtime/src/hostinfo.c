@@ -71,19 +71,20 @@ void bt_host_cpu_id(char vendor[12], uint32_t *id)
 #endif
 }
 
-/* The first /proc/cpuinfo value among `keys` (x86 "model name", arm64
- * "CPU part", riscv "uarch"/"isa"). */
+/* The /proc/cpuinfo value of the first of `keys` it has (x86 "model name",
+ * arm64 "CPU part", riscv "uarch"/"isa"), in one pass: rewinding would bring
+ * stdio's seeking into every traced program. */
 static int cpu_model(char *out, size_t size)
 {
     static const char *const keys[] = {"model name", "uarch", "isa", "Hardware", "CPU part"};
+    const size_t nkeys = sizeof(keys) / sizeof(keys[0]);
     FILE *f = fopen("/proc/cpuinfo", "r");
     if (!f)
         return -errno;
     char line[512];
-    int found = -ENOENT;
-    for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]) && found != 0; k++) {
-        rewind(f);
-        while (fgets(line, sizeof(line), f)) {
+    size_t best = nkeys; /* the key whose value is in `out` */
+    while (best > 0 && fgets(line, sizeof(line), f)) {
+        for (size_t k = 0; k < best; k++) {
             size_t kl = strlen(keys[k]);
             if (strncmp(line, keys[k], kl) != 0)
                 continue;
@@ -95,12 +96,12 @@ static int cpu_model(char *out, size_t size)
                 colon++;
             colon[strcspn(colon, "\n")] = 0;
             snprintf(out, size, "%s", colon);
-            found = 0;
+            best = k;
             break;
         }
     }
     fclose(f);
-    return found;
+    return best < nkeys ? 0 : -ENOENT;
 }
 
 size_t bt_host_info(char *buf, size_t size)

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/prctl.h>
 
 #include "boardtrace/trace.h"
 
@@ -198,6 +199,15 @@ void bt_worker_nap_end(void);
 /* Worker: room was freed; wakes the sleepers, if any (no syscall if none). */
 void bt_space_signal(void);
 
+/* Names the calling thread for the system (ps, top, perf, the kernel's
+ * sched events), cut to its 15 characters. This is what
+ * pthread_setname_np(pthread_self(), ...) does, without its way of naming
+ * other threads, which would bring sprintf into every traced program. */
+static inline void bt_name_own_thread(const char *name)
+{
+    prctl(PR_SET_NAME, name, 0, 0, 0);
+}
+
 /* Starts the runtime once (constructor, or the first event, whichever comes
  * first). Returns 0 when the runtime is usable. */
 int bt_runtime_start(void);
@@ -218,7 +228,7 @@ struct bt_serial_ev {
 int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller);
 
 /* Entry points with an explicit callstack start (see CALLER in api.c), for
- * the Tracy-named functions of tracy_c.c, so a callstack begins in the
+ * the Tracy-named functions of tracy_c*.c, so a callstack begins in the
  * program's code rather than in a wrapper. */
 bt_zone bt_zone_begin_at(const struct bt_srcloc *loc, int depth, int active, uintptr_t caller);
 bt_zone bt_zone_begin_made_at(uint64_t handle, int depth, int active, uintptr_t caller);

@@ -611,7 +611,7 @@ static void read_rings(int final)
 static void *reader_main(void *arg)
 {
     (void)arg;
-    pthread_setname_np(pthread_self(), "boardtrace-sys");
+    bt_name_own_thread("boardtrace-sys");
     for (unsigned i = 0; i < st.nrings; i++)
         bt_perf_ring_enable(&st.rings[i]);
     while (!atomic_load_explicit(&st.stop, memory_order_acquire)) {

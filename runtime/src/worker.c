@@ -878,7 +878,7 @@ static void broadcast(int fd, int only_localhost, uint16_t port, int32_t active_
 void *bt_worker_main(void *arg)
 {
     (void)arg;
-    pthread_setname_np(pthread_self(), "boardtrace");
+    bt_name_own_thread("boardtrace");
     struct session s;
     memset(&s, 0, sizeof(s));
     s.fd = -1;
