@@ -49,7 +49,8 @@ void bt_space_wait(uint32_t seen)
     atomic_fetch_add_explicit(&bt_rt.space_waiters, 1, memory_order_seq_cst);
     /* After counting ourselves: a worker that starts a nap from now on sees
      * the count and does not nap (bt_worker_nap_begin). */
-    if (atomic_load_explicit(&bt_rt.worker_napping, memory_order_seq_cst)) {
+    if (bt_rt.worker_bell >= 0 &&
+        atomic_load_explicit(&bt_rt.worker_napping, memory_order_seq_cst)) {
         uint64_t one = 1;
         ssize_t w = write(bt_rt.worker_bell, &one, sizeof(one));
         (void)w; /* full (it is rung already) is fine */
@@ -77,12 +78,14 @@ int bt_worker_nap_begin(int progress)
     return 1;
 }
 
-void bt_worker_nap_end(void)
+void bt_worker_nap_end(int rung)
 {
     atomic_store_explicit(&bt_rt.worker_napping, 0, memory_order_relaxed);
-    uint64_t rung;
-    ssize_t r = read(bt_rt.worker_bell, &rung, sizeof(rung)); /* non-blocking */
-    (void)r;
+    if (rung) {
+        uint64_t count;
+        ssize_t r = read(bt_rt.worker_bell, &count, sizeof(count)); /* non-blocking */
+        (void)r;
+    }
 }
 
 static int serial_init(struct bt_serial *q, size_t bytes)
@@ -111,9 +114,10 @@ static void start(void)
     bt_rt.no_exit = no_exit && no_exit[0] == '1';
     bt_rt.ring_size = buffer_size();
     bt_rt.next_lock_id = 1;
+    /* Without a bell (no eventfd: out of descriptors), the worker's naps
+     * simply run out: slower when buffers fill, nothing lost. */
     bt_rt.worker_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (bt_rt.worker_bell < 0 || serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 ||
-        bt_api_init() != 0)
+    if (serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 || bt_api_init() != 0)
         return;
 
     /* The worker must not take the program's signals. */

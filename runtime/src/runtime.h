@@ -175,7 +175,8 @@ struct bt_runtime {
     _Alignas(64) _Atomic uint32_t space_seq;
     _Atomic int space_waiters;
     /* The worker naps between passes; a producer about to sleep for room
-     * rings its bell (an eventfd it polls) so that it drains at once. */
+     * rings its bell (an eventfd it polls; -1 if none) so that it drains
+     * at once. */
     _Atomic int worker_napping;
     int worker_bell;
 };
@@ -195,7 +196,8 @@ void bt_space_wait(uint32_t seen);
  * wait for room), 0 = a producer waits already and the last pass made
  * progress (`progress`): drain again instead. */
 int bt_worker_nap_begin(int progress);
-void bt_worker_nap_end(void);
+/* After the nap; `rung`: the bell's descriptor was readable (it is reset). */
+void bt_worker_nap_end(int rung);
 /* Worker: room was freed; wakes the sleepers, if any (no syscall if none). */
 void bt_space_signal(void);
 

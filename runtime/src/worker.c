@@ -276,7 +276,7 @@ static void session_queries(struct session *s, int64_t timeout_ns, int progress)
     if (timeout_ns > 0 && bt_worker_nap_begin(progress)) {
         struct timespec ts = {(time_t)(timeout_ns / 1000000000), (long)(timeout_ns % 1000000000)};
         ready = ppoll(p, 2, &ts, NULL);
-        bt_worker_nap_end();
+        bt_worker_nap_end(ready > 0 && (p[1].revents & POLLIN));
     } else {
         ready = poll(p, 1, 0);
     }
