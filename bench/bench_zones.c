@@ -124,21 +124,26 @@ static int run(const char *program, const char *zones, const char *capture, cons
             return -1;
         }
     }
-    char line[4096];
-    read_all(out, line, sizeof(line));
-    int status, cap_status = 0;
     struct rusage child, cap_usage;
     memset(&cap_usage, 0, sizeof(cap_usage));
-    wait4(pid, &status, 0, &child);
     if (capture) {
+        /* the capture first: one that fails leaves the loop waiting for a
+         * capture (TRACY_NO_EXIT), so it is stopped then */
         read_all(cap_out, log, sizeof(log));
+        int cap_status;
         wait4(cap, &cap_status, 0, &cap_usage);
         /* "FILE: complete, N events, Z zones, ..." */
         const char *z = strstr(log, " events, ");
         *received = z && strstr(log, ": complete, ") ? strtoull(z + 9, NULL, 10) : 0;
-        if (!WIFEXITED(cap_status) || WEXITSTATUS(cap_status) != 0)
+        if (!WIFEXITED(cap_status) || WEXITSTATUS(cap_status) != 0) {
             fprintf(stderr, "bench_zones: the capture failed:\n%s", log);
+            kill(pid, SIGKILL);
+        }
     }
+    char line[4096];
+    read_all(out, line, sizeof(line));
+    int status;
+    wait4(pid, &status, 0, &child);
     const char *w = strstr(line, " ns_per_zone=");
     const char *u = strstr(line, " cpu_ns_per_zone=");
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || !w || !u) {
