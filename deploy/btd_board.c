@@ -12,31 +12,39 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Every process costs on a board (under qemu user mode some 10 ms each), so
+ * the script starts few: uname, mktemp, the exec test (chmod and the script
+ * itself), df, sed and readlink; the rest are shell builtins. The test
+ * script is left for the supervisor's first rm. */
 static const char probe_script[] =
-    "printf 'arch %s\\n' \"$(uname -m)\"\n"
-    "printf 'uname %s\\n' \"$(uname -a)\"\n"
-    "where=$base\n"
+    "u=$(uname -snrvm)\n"
+    "printf 'arch %s\\nuname %s\\n' \"${u##* }\" \"$u\"\n"
+    "where=$base; made=\n"
     "if [ \"$make\" = 1 ]; then\n"
     "  if [ ! -d \"$base\" ]; then\n"
     "    printf 'direrror there is no folder %s on the board\\n' \"$base\"\n"
     "  elif ! d=$(umask 077 && mktemp -d \"$base/boardtrace.XXXXXX\" 2>&1); then\n"
     "    printf 'direrror cannot create a folder in %s: %s\\n' \"$base\" \"$(echo $d)\"\n"
     "  else\n"
-    "    chmod 700 \"$d\" && printf 'dir %s\\n' \"$d\" && where=$d\n"
-    "    printf '#!/bin/sh\\nexit 0\\n' > \"$d/.exec\" && chmod 700 \"$d/.exec\" &&\n"
-    "      if \"$d/.exec\" 2>/dev/null; then echo 'exec 1'; else echo 'exec 0'; fi\n"
-    "    rm -f \"$d/.exec\"\n"
+    "    printf 'dir %s\\n' \"$d\" && where=$d && made=$d\n"
     "  fi\n"
     "fi\n"
-    "printf 'df %s\\n' \"$(df -Pk \"$where\" 2>/dev/null | tail -n 1)\"\n"
+    "df -Pk \"$where\" 2>/dev/null | { l=; while IFS= read -r x; do l=$x; done; printf 'df %s\\n' "
+    "\"$l\"; }\n"
+    "if [ -n \"$made\" ]; then\n"
+    "  printf '#!/bin/sh\\nexit 0\\n' > \"$made/.exec\" && chmod 700 \"$made/.exec\" &&\n"
+    "    if \"$made/.exec\" 2>/dev/null; then echo 'exec 1'; else echo 'exec 0'; fi\n"
+    "fi\n"
     "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port "
     "\\1 \\2/p' "
     "/proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
-    "printf 'ephemeral %s\\n' \"$(cat /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null)\"\n"
+    "r=; read -r r 2>/dev/null < /proc/sys/net/ipv4/ip_local_port_range\n"
+    "printf 'ephemeral %s\\n' \"$r\"\n"
     "if [ -r /proc/self/maps ]; then echo 'maps 1'; else echo 'maps 0'; fi\n"
     "if [ -n \"$(readlink /proc/self/exe 2>/dev/null)\" ]; then echo 'exe 1'; else echo 'exe 0'; "
     "fi\n"
-    "printf 'paranoid %s\\n' \"$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null)\"\n";
+    "r=; read -r r 2>/dev/null < /proc/sys/kernel/perf_event_paranoid\n"
+    "printf 'paranoid %s\\n' \"$r\"\n";
 
 void btd_board_parse(const char *text, struct btd_board *b)
 {

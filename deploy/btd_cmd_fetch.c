@@ -157,7 +157,7 @@ int btd_cmd_fetch(const struct btd_options *o)
         }
         uint64_t size = 0;
         char sha[65];
-        status = btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, &size, sha);
+        status = btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, NULL, &size, sha);
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);

@@ -427,7 +427,7 @@ int btd_cmd_run(const struct btd_options *o)
             char remote[1200];
             snprintf(remote, sizeof remote, "%s/trace.tracy", d.board.dir);
             int pull = btd_pull(&d.conn, &d.xo, remote, r.output, false, s.trace_size,
-                                &r.trace_size, r.trace_sha);
+                                s.trace_sha[0] ? s.trace_sha : NULL, &r.trace_size, r.trace_sha);
             d.t_pull = btd_now();
             if (pull == BTD_EXIT_OK) {
                 r.pulled = true;

@@ -202,7 +202,10 @@ static void report(struct btd_session *s, const char *ev)
         s->program_timeout = true;
         btd_warn("the program did not exit after tracing ended; stopping it");
     } else if (IS("trace")) {
+        char sha[65] = "";
         s->trace_size = atoll(arg);
+        if (sscanf(arg, "%*s %64[0-9a-f]", sha) == 1 && strlen(sha) == 64)
+            memcpy(s->trace_sha, sha, sizeof sha);
     } else if (IS("stopping")) {
         if (strcmp(arg, "seconds") == 0)
             btd_note("the capture's time is up (-s): stopping the program on the board");

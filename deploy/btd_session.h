@@ -29,6 +29,7 @@ struct btd_session {
     bool program_stopped; /* it exited after we asked it to stop (Ctrl-C, -s) */
     int program_exit, capture_exit, capture_start_status;
     long long trace_size; /* -1: no trace reported */
+    char trace_sha[65];   /* its SHA-256 from the board, "" when not reported */
     /* The program's last lines on stderr, oldest first from tail_next. */
     char tail[BTD_SESSION_TAIL_LINES][240];
     int tail_count, tail_next;

@@ -24,13 +24,18 @@
  * is stopped with TERM; the capture gets INT first because tracy-capture
  * installs a handler for it and saves what it has. */
 
-/* Timings in tenths of a second (the loop's tick). */
+/* Timings in tenths of a second (the loop's tick). Right after the program
+ * starts and right after it ends, when the next change is likely soon, the
+ * loops look every 20 ms for FAST_LOOKS looks, five of them making a tick,
+ * so a short run is not stretched to the next tenth of a second twice. */
 enum {
+    FAST_LOOKS = 25,
     CAPTURE_GRACE_TICKS = 1200, /* capture may take 2 min to save after the program */
     PROGRAM_GRACE_TICKS = 100,  /* program gets 10 s after the capture ended (run only) */
     KILL_AFTER_TICKS = 50,      /* then 5 s between INT, TERM and KILL */
     HEARTBEAT_TICKS = 50,
 };
+enum { SMALL_TRACE_BYTES = 4 << 20 };
 
 static const char script_head[] =
     "say() { printf '%s %s\\n' \"$T\" \"$*\" >&2; }\n"
@@ -53,16 +58,18 @@ static const char script_head[] =
     "}\n";
 
 /* Starting the capture: its output reaches the host through a FIFO, each
- * line tagged, so it never mixes with the program's. */
+ * line tagged, so it never mixes with the program's. A capture that cannot
+ * start (not executable, bad arguments) is gone within a few milliseconds;
+ * one still there after 50 ms is taken as started, so the program does not
+ * wait longer for it. */
 static const char script_capture[] =
-    "rm -f cap.fifo && mkfifo cap.fifo || { say capture-failed 127; finish; }\n"
     "( trap '' PIPE\n"
     "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
     "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null 3>&- "
     "&\n"
     "cp=$!\n"
-    "alive $cp && sleep 0.2\n"
+    "alive $cp && sleep 0.05\n"
     "if ! alive $cp; then wait $cp; c=$?; wait $rp; say capture-failed $c; finish; fi\n"
     "say capture-started $cp\n";
 
@@ -72,13 +79,13 @@ static const char script_ready[] =
     "pp=$!\n"
     "trap '' PIPE\n"
     "say program-started $pp\n"
-    "n=0; ready=0; pe=\n"
+    "n=0; f=0; ready=0; pe=\n"
     "while :; do\n"
     "  if listening; then ready=1; break; fi\n"
     "  alive $pp || { wait $pp; pe=$?; say program-exit $pe; break; }\n"
     "  [ -e stop ] && break\n"
     "  [ $n -ge $((RT*10)) ] && break\n"
-    "  sleep 0.1; n=$((n+1))\n"
+    "  if [ $f -lt %d ]; then f=$((f+1)); sleep 0.02; else sleep 0.1; n=$((n+1)); fi\n"
     "done\n"
     "[ $ready = 1 ] || ! listening || ready=1\n"
     "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
@@ -117,9 +124,12 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     btd_quote_append(cmd, s->dir);
     btd_buf_puts(cmd, "\ncd \"$D\" || exit 125\nT=");
     btd_quote_append(cmd, s->token);
-    btd_buf_puts(cmd, "\nrm -f out.fifo err.fifo finished && mkfifo out.fifo err.fifo ||"
-                      " { printf '%s fifo-failed\\n' \"$T\" >&2; exit 125; }\n"
-                      "printf '%s\\n' ");
+    /* One rm and one mkfifo for everything (the probe's exec test included). */
+    btd_buf_printf(cmd,
+                   "\nrm -f out.fifo err.fifo cap.fifo finished stop .exec && mkfifo out.fifo "
+                   "err.fifo%s || { printf '%%s fifo-failed\\n' \"$T\" >&2; exit 125; }\n"
+                   "printf '%%s\\n' ",
+                   s->capture ? " cap.fifo" : "");
     btd_quote_append(cmd, s->program);
     btd_buf_puts(cmd, " > program.name\n"
                       "( trap '' PIPE; exec tee -a out.log ) < out.fifo &\n"
@@ -128,7 +138,6 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     btd_buf_printf(cmd, "P=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);
     btd_buf_puts(cmd, script_head);
     verify_uploads(cmd, s);
-    btd_buf_puts(cmd, "rm -f stop\n");
     if (s->capture) {
         btd_buf_puts(cmd, "CAP=");
         btd_quote_append(cmd, s->capture);
@@ -162,18 +171,18 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         btd_quote_append(cmd, s->args[i]);
     }
     btd_buf_puts(cmd, " < /dev/null 3>&- &\n");
-    btd_buf_puts(cmd, script_ready);
+    btd_buf_printf(cmd, script_ready, FAST_LOOKS);
     if (!s->capture)
         btd_buf_puts(cmd, "cp=\nrp=\n");
     /* The watch loop: report each end, stop on request (the host creates
      * `stop`), give the other side a bounded grace, never wait forever. */
     btd_buf_printf(
         cmd,
-        "ce=; t=0; gp=0; gc=0; cs=-1; stopping=0\n"
+        "ce=; t=0; gp=0; gc=0; cs=-1; stopping=0; f=0\n"
         "[ -n \"$cp\" ] || ce=none\n"
         "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"
-        "  if [ -z \"$pe\" ] && ! alive $pp; then wait $pp; pe=$?;"
+        "  if [ -z \"$pe\" ] && ! alive $pp; then wait $pp; pe=$?; f=0;"
         " if [ $stopping = 1 ]; then say program-exit $pe stopped; else say program-exit $pe; fi;"
         " fi\n"
         "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
@@ -184,6 +193,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
          * as asked, not left to the grace period. */
         "  if [ $stopping = 0 ] && [ -n \"${CAPSECS-}\" ] && [ -n \"$ce\" ] && [ -z \"$pe\" ];"
         " then stopping=1; say stopping seconds; kill -TERM $pp 2>/dev/null; fi\n"
+        "  if [ $f -lt %d ]; then f=$((f+1)); [ $((f %% 5)) = 0 ] || { sleep 0.02; continue; }; "
+        "fi\n"
         "  if [ -z \"$pe\" ]; then\n"
         "    if [ $stopping = 1 ] || { [ -n \"$cp\" ] && [ -n \"$ce\" ]; }; then gp=$((gp+1)); fi\n"
         "    [ $gp = %d ] && { say program-timeout; kill -TERM $pp 2>/dev/null; }\n"
@@ -210,11 +221,17 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "      stopping=1; [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null\n"
         "    fi\n"
         "  fi\n"
-        "  sleep 0.1\n"
+        "  if [ $f -lt %d ]; then sleep 0.02; else sleep 0.1; fi\n"
         "done\n"
         "[ -z \"$rp\" ] || wait $rp\n"
         "say capture-exit $ce\n"
-        "[ -f trace.tracy ] && say trace \"$(wc -c < trace.tracy)\"\n"
+        /* A small trace's digest comes with its size: the host then checks
+         * its pull against it without starting sha256sum on the board (a
+         * big one is hashed by the board during the pull instead). */
+        "if [ -f trace.tracy ]; then set -- $(wc -c < trace.tracy)\n"
+        "  if [ \"${1:-0}\" -le %d ]; then set -- $1 $(sha256sum trace.tracy); fi\n"
+        "  say trace $1 $2\n"
+        "fi\n"
         "finish\n"
         ") > out.fifo 2> err.fifo 3>&2 < /dev/null &\n"
         "echo $! > supervisor.pid\n"
@@ -226,8 +243,9 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "read -r verdict || verdict=keep\n"
         "if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && printf '%%s cleaned\\n' \"$T\" "
         ">&2; fi\n",
-        PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS, CAPTURE_GRACE_TICKS,
-        KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS);
+        FAST_LOOKS, PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS,
+        CAPTURE_GRACE_TICKS, KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS, FAST_LOOKS,
+        SMALL_TRACE_BYTES);
 }
 
 void btd_follower_script(struct btd_buf *cmd, const char *dir, uint64_t out_bytes,

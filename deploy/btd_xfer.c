@@ -155,14 +155,20 @@ int btd_remote_size(struct btd_conn *c, const char *remote, uint64_t *size, char
 }
 
 /* The board hashes its copy while the transfer runs: on a slow board that
- * takes as long as the transfer itself, so doing both at once halves it. */
+ * takes as long as the transfer itself, so doing both at once halves it.
+ * A digest the board already gave (known) needs no channel at all. */
 struct digest_job {
     ssh_channel ch;
+    char known[65];
 };
 
-static int digest_begin(struct btd_conn *c, const char *remote, struct digest_job *job, char *err,
-                        size_t errlen)
+static int digest_begin(struct btd_conn *c, const char *remote, const char *known,
+                        struct digest_job *job, char *err, size_t errlen)
 {
+    if (known) {
+        snprintf(job->known, sizeof job->known, "%s", known);
+        return 0;
+    }
     struct btd_buf cmd = {0};
     btd_buf_puts(&cmd, "sha256sum < ");
     btd_quote_append(&cmd, remote);
@@ -181,6 +187,10 @@ static int digest_begin(struct btd_conn *c, const char *remote, struct digest_jo
 static int digest_end(struct btd_conn *c, struct digest_job *job, char sha[65], char *err,
                       size_t errlen)
 {
+    if (!job->ch) {
+        memcpy(sha, job->known, 65);
+        return 0;
+    }
     struct btd_buf out = {0}, errout = {0};
     char buf[4096];
     int rc = 0;
@@ -356,8 +366,8 @@ static int pull_sftp(struct btd_conn *c, struct pull_state *p, const char *remot
 }
 
 int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *remote,
-             const char *local, bool resume, long long known_size, uint64_t *size_out,
-             char sha_out[65])
+             const char *local, bool resume, long long known_size, const char *known_sha,
+             uint64_t *size_out, char sha_out[65])
 {
     char part[4096];
     if ((size_t)snprintf(part, sizeof part, "%s.part", local) >= sizeof part) {
@@ -374,7 +384,7 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         return BTD_EXIT_PULL;
     }
     struct digest_job job = {0};
-    if (rc != 0 || digest_begin(c, remote, &job, err, sizeof err) != 0) {
+    if (rc != 0 || digest_begin(c, remote, known_sha, &job, err, sizeof err) != 0) {
         btd_error("%s", err);
         return BTD_EXIT_PULL;
     }

@@ -27,12 +27,12 @@ int btd_remote_size(struct btd_conn *c, const char *remote, uint64_t *size, char
 /* Pulls REMOTE into LOCAL: data goes to LOCAL.part, continuing from its
  * length when resume is set; known_size is REMOTE's size when the caller
  * knows it (saves a round trip), else BTD_SIZE_UNKNOWN; size and SHA-256 are checked against the
- * board's (its sha256sum runs during the transfer), then LOCAL.part is renamed to LOCAL. Returns
- * BTD_EXIT_OK, BTD_EXIT_PULL (board or transfer) or BTD_EXIT_OUTPUT (local file), after printing
- * why. */
+ * board's (known_sha when the caller has it from the board, else its sha256sum runs during the
+ * transfer), then LOCAL.part is renamed to LOCAL. Returns BTD_EXIT_OK, BTD_EXIT_PULL (board or
+ * transfer) or BTD_EXIT_OUTPUT (local file), after printing why. */
 enum { BTD_SIZE_UNKNOWN = -1 };
 int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *remote,
-             const char *local, bool resume, long long known_size, uint64_t *size_out,
-             char sha_out[65]);
+             const char *local, bool resume, long long known_size, const char *known_sha,
+             uint64_t *size_out, char sha_out[65]);
 
 #endif
