@@ -187,20 +187,27 @@ static void zones_open_at_the_end_are_kept_unended(void **state)
     n += zone_end(b + n, 1);
     assert_int_equal(feed(b, n), 0);
     assert_int_equal(btc_model_finish(&model), 0);
-    struct btc_spool_reader r;
-    const uint8_t *rec;
-    assert_int_equal(btc_spool_reader_open(&r, &model.zones), 0);
-    struct btc_zone_rec z[2];
-    for (int i = 0; i < 2; i++) {
-        assert_int_equal(btc_spool_reader_next(&r, &rec), 1);
-        memcpy(&z[i], rec, sizeof z[i]);
-    }
-    assert_int_equal(btc_spool_reader_next(&r, &rec), 0);
-    btc_spool_reader_close(&r);
-    assert_int_equal(z[0].end, -1);
-    assert_int_equal(z[0].children, 1);
-    assert_int_equal(z[1].end, z[1].start + 1);
-    assert_int_equal(z[1].depth, 1);
+    /* The thread's timeline in the file's encoding: outer begin, inner
+     * begin, inner end, outer end (-1: never ended), one fragment. */
+    struct btc_timeline_reader r;
+    uint32_t thread, len;
+    const uint8_t *p;
+    assert_int_equal(btc_timeline_reader_open(&r, &model.zones), 0);
+    assert_int_equal(btc_timeline_reader_next(&r, &thread, &p, &len), 1);
+    assert_int_equal(len, 2 * BTC_TL_BEGIN_BYTES + 2 * BTC_TL_END_BYTES);
+    assert_int_equal(((struct btc_thread *)btc_vec_at(&model.threads, thread))->tid, 4);
+    int64_t outer_start = (int64_t)bt_wire_get_u64(p + 2);
+    const uint8_t *inner = p + BTC_TL_BEGIN_BYTES;
+    int64_t inner_start = outer_start + (int64_t)bt_wire_get_u64(inner + 2);
+    int64_t inner_end = inner_start + (int64_t)bt_wire_get_u64(inner + BTC_TL_BEGIN_BYTES);
+    int64_t outer_end =
+        inner_end + (int64_t)bt_wire_get_u64(inner + BTC_TL_BEGIN_BYTES + BTC_TL_END_BYTES);
+    assert_int_equal(bt_wire_get_u32(p + BTC_TL_BEGIN_EXTRA_OFF + 4), 1); /* children */
+    assert_int_equal(bt_wire_get_u32(inner + BTC_TL_BEGIN_EXTRA_OFF + 4), 0);
+    assert_int_equal(inner_end, inner_start + 1);
+    assert_int_equal(outer_end, -1);
+    assert_int_equal(btc_timeline_reader_next(&r, &thread, &p, &len), 0);
+    btc_timeline_reader_close(&r);
 }
 
 static size_t lock_event(uint8_t *p, uint8_t type, uint32_t thread, uint32_t id, uint64_t t)

@@ -386,7 +386,7 @@ static void report(struct btc_capture *c, const struct btc_capture_opts *o, doub
     c->stats.zones = c->model.zone_count;
     c->stats.rss_bytes = btc_rss_bytes();
     const struct btc_model *m = &c->model;
-    c->stats.spool_bytes = btc_spool_bytes(&m->zones) + btc_spool_bytes(&m->extras) +
+    c->stats.spool_bytes = btc_timeline_bytes(&m->zones) + btc_spool_bytes(&m->extras) +
                            btc_spool_bytes(&m->msgs) + btc_spool_bytes(&m->plot_points) +
                            btc_spool_bytes(&m->frames) + btc_spool_bytes(&m->mem) +
                            btc_spool_bytes(&m->lock_events);

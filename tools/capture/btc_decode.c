@@ -307,7 +307,19 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
             type == BT_EV_SOURCE_CODE_METADATA)
             return fail(d, off, type, err, errlen, "client-internal event on the wire");
 
-        struct btc_event ev = {.type = (uint8_t)type, .p = p, .offset = off};
+        /* Field by field: an initializer zeroes the whole struct with a
+         * string store, which costs more than the rest of a zone event. */
+        struct btc_event ev;
+        ev.type = (uint8_t)type;
+        ev.p = p;
+        ev.offset = off;
+        ev.has_time = 0;
+        ev.time = ev.ticks = 0;
+        ev.str1 = ev.str2 = NULL;
+        ev.str1_len = ev.str2_len = 0;
+        ev.key = 0;
+        ev.data = NULL;
+        ev.data_len = 0;
         size_t size = bt_wire_event_size[type];
         if (type >= BT_EV_SINGLE_STRING_DATA && type <= BT_EV_SECOND_STRING_DATA8) {
             int is_long = type <= BT_EV_SECOND_STRING_DATA;

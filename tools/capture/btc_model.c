@@ -92,7 +92,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
 
     snprintf(m->spool_dir, sizeof m->spool_dir, "%s", spool_dir && *spool_dir ? spool_dir : ".");
     int rc;
-    if ((rc = btc_spool_open(&m->zones, spool_dir, sizeof(struct btc_zone_rec), err, errlen)) ||
+    if ((rc = btc_timeline_open(&m->zones, spool_dir, err, errlen)) ||
         (rc = btc_spool_open(&m->extras, spool_dir, sizeof(struct btc_extra_rec), err, errlen)) ||
         (rc = btc_spool_open(&m->msgs, spool_dir, sizeof(struct btc_msg_rec), err, errlen)) ||
         (rc = btc_spool_open(&m->plot_points, spool_dir, sizeof(struct btc_plot_rec), err,
@@ -154,7 +154,7 @@ void btc_model_free(struct btc_model *m)
     for (int i = 0; i < BT_QUERY_COUNT; i++)
         btc_map_free(&m->pending[i]);
     btc_vec_free(&m->srcloc_fifo);
-    btc_spool_close(&m->zones);
+    btc_timeline_close(&m->zones);
     btc_spool_close(&m->extras);
     btc_spool_close(&m->msgs);
     btc_spool_close(&m->plot_points);
@@ -413,18 +413,16 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
                      parent->start);
     if (parent)
         parent->children++;
-    struct btc_zone_rec rec = {.thread = (uint32_t)ti,
-                               .srcloc = srcloc,
-                               .depth = (uint16_t)t->stack.len,
-                               .start = ev->time,
-                               .end = -1};
-    uint64_t idx;
-    if (btc_spool_append(&m->zones, &rec, &idx) < 0) {
+    /* The file's encoding; extra and child count are patched at the end. */
+    uint64_t at;
+    if (btc_timeline_begin(&m->zones, (uint32_t)ti, srcloc,
+                           (uint64_t)ev->time - (uint64_t)t->timeline_ref, &at) < 0) {
         snprintf(err, errlen, "cannot write the zone spool");
         return BTC_ERR_IO;
     }
+    t->timeline_ref = ev->time;
     struct btc_open_zone *z = btc_vec_push(&t->stack); /* capacity reserved above */
-    z->rec = idx;
+    z->at = at;
     z->start = ev->time;
     z->validation = t->next_validation;
     t->next_validation = 0;
@@ -444,13 +442,10 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
     return BTC_OK;
 }
 
-static int close_zone(struct btc_model *m, struct btc_thread *t, struct btc_open_zone *z,
-                      int64_t end)
+static int close_zone(struct btc_model *m, int64_t ti, struct btc_open_zone *z, int64_t end)
 {
-    struct btc_zone_rec rec;
-    memset(&rec, 0, sizeof rec);
-    rec.end = end;
-    rec.children = z->children;
+    struct btc_thread *t = thread_at(m, ti);
+    uint32_t extra = 0;
     if (z->text) {
         uint64_t k;
         int rc = btc_texts_append(&m->texts, z->text, z->text_len, &k);
@@ -465,13 +460,19 @@ static int close_zone(struct btc_model *m, struct btc_thread *t, struct btc_open
         uint64_t idx;
         if (btc_spool_append(&m->extras, &z->extra, &idx) < 0)
             return BTC_ERR_IO;
-        rec.extra = (uint32_t)(idx + 1);
+        extra = (uint32_t)(idx + 1);
     }
     if (z->children)
         t->child_lists++;
-    /* end, extra and children are contiguous at the end of the record. */
-    size_t off = offsetof(struct btc_zone_rec, end);
-    return btc_spool_patch(&m->zones, z->rec, off, (const uint8_t *)&rec + off, sizeof rec - off);
+    if (extra || z->children) {
+        uint8_t both[8];
+        btc_le_store(both, extra | (uint64_t)z->children << 32, 8);
+        if (btc_timeline_patch(&m->zones, z->at + BTC_TL_BEGIN_EXTRA_OFF, both, sizeof both) < 0)
+            return BTC_ERR_IO;
+    }
+    int rc = btc_timeline_end(&m->zones, (uint32_t)ti, (uint64_t)end - (uint64_t)t->timeline_ref);
+    t->timeline_ref = end;
+    return rc;
 }
 
 static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
@@ -493,7 +494,7 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
         return failf(ev, err, errlen,
                      "zone ends at %" PRId64 " ns, before it began (%" PRId64 " ns)", ev->time,
                      z->start);
-    if (close_zone(m, t, z, ev->time) < 0) {
+    if (close_zone(m, ti, z, ev->time) < 0) {
         snprintf(err, errlen, "cannot write the zone spool");
         return BTC_ERR_IO;
     }
@@ -1443,7 +1444,7 @@ int btc_model_finish(struct btc_model *m)
         struct btc_thread *t = thread_at(m, (int64_t)i);
         while (t->stack.len) {
             struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
-            int rc = close_zone(m, t, z, -1);
+            int rc = close_zone(m, (int64_t)i, z, -1);
             if (rc < 0)
                 return rc;
             t->stack.len--;

@@ -19,19 +19,11 @@
 #include "btc_samples.h"
 #include "btc_sections.h"
 #include "btc_spool.h"
+#include "btc_timeline.h"
 #include "btc_util.h"
 
-/* Spool record layouts (host-internal, never leave the capturing machine). */
-struct btc_zone_rec {
-    uint32_t thread; /* model thread index */
-    int16_t srcloc;  /* file srcloc id: > 0 static, < 0 payload */
-    uint16_t depth;
-    int64_t start;
-    int64_t end; /* -1 while open / never ended */
-    uint32_t extra;
-    uint32_t children;
-};
-
+/* Spool record layouts (host-internal, never leave the capturing machine).
+ * Zones are spooled in the file's encoding (btc_timeline.h). */
 struct btc_extra_rec {
     uint32_t callstack; /* 0 none, else callstack index + 1 */
     uint32_t text;      /* 0 none, else text-spool number + 1 */
@@ -87,7 +79,7 @@ struct btc_lock_rec {
 };
 
 struct btc_open_zone {
-    uint64_t rec;
+    uint64_t at; /* its bytes in the timeline spool */
     int64_t start;
     uint32_t children;
     uint32_t validation;
@@ -101,7 +93,8 @@ struct btc_thread {
     uint64_t tid;
     int64_t name; /* string index, -1 unknown */
     uint64_t zones;
-    uint64_t top_zones; /* zones begun with no zone open */
+    uint64_t top_zones;   /* zones begun with no zone open */
+    int64_t timeline_ref; /* the time its timeline's next delta is against */
     uint64_t child_lists;
     uint64_t messages;
     struct btc_vec stack; /* struct btc_open_zone */
@@ -242,7 +235,8 @@ struct btc_model {
     uint64_t zone_count;
     uint64_t event_count;
 
-    struct btc_spool zones, extras, msgs, plot_points, frames, mem, lock_events;
+    struct btc_timeline zones;
+    struct btc_spool extras, msgs, plot_points, frames, mem, lock_events;
     struct btc_texts texts;               /* zone texts and messages: mostly one of a kind */
     struct btc_gpu gpu;                   /* GPU contexts and zones (btc_gpu.c) */
     struct btc_samples samples;           /* CPU samples (btc_samples.c) */

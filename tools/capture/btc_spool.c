@@ -156,9 +156,9 @@ void btc_texts_close(struct btc_texts *t)
     btc_spool_close(&t->raw);
 }
 
-/* Appends bytes to the byte-stream spool through its buffer. */
-static int raw_append(struct btc_spool *s, const uint8_t *p, size_t n)
+int btc_spool_write(struct btc_spool *s, const void *data, size_t n)
 {
+    const uint8_t *p = data;
     while (n) {
         if (s->buf_len == s->buf_cap) {
             int rc = btc_spool_flush(s);
@@ -181,9 +181,9 @@ int btc_texts_append(struct btc_texts *t, const void *s, uint32_t len, uint64_t 
 {
     uint8_t hdr[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
                       (uint8_t)(len >> 24)};
-    int rc = raw_append(&t->raw, hdr, 4);
+    int rc = btc_spool_write(&t->raw, hdr, 4);
     if (rc >= 0)
-        rc = raw_append(&t->raw, s, len);
+        rc = btc_spool_write(&t->raw, s, len);
     if (rc < 0)
         return rc;
     *index = t->count++;

@@ -29,6 +29,8 @@ int btc_spool_append(struct btc_spool *s, const void *rec, uint64_t *index);
 /* Overwrites len bytes at offset off inside record index. */
 int btc_spool_patch(struct btc_spool *s, uint64_t index, size_t off, const void *data, size_t len);
 int btc_spool_flush(struct btc_spool *s);
+/* Appends n bytes to a byte-stream spool (record size 1). */
+int btc_spool_write(struct btc_spool *s, const void *p, size_t n);
 /* Bytes the spool occupies on disk plus in its buffer. */
 static inline uint64_t btc_spool_bytes(const struct btc_spool *s)
 {

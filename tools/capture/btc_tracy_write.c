@@ -333,60 +333,54 @@ static int write_extras(struct writer *wr)
     return rc < 0 ? btcw_io_fail(wr, "zone extra") : BTC_OK;
 }
 
-struct pending_end {
-    int64_t end;
-    uint32_t left;
-};
+/* Copies a byte-stream spool into the file. */
+static int copy_spool(struct writer *wr, struct btc_spool *s)
+{
+    enum { COPY_BYTES = 64 * 1024 };
+    uint8_t *buf = malloc(COPY_BYTES);
+    if (!buf || btc_spool_flush(s) < 0) {
+        free(buf);
+        return BTC_ERR_IO;
+    }
+    uint64_t off = 0;
+    while (off < s->flushed) {
+        size_t want = s->flushed - off < COPY_BYTES ? (size_t)(s->flushed - off) : COPY_BYTES;
+        ssize_t n;
+        do
+            n = pread(s->fd, buf, want, (off_t)off);
+        while (n < 0 && errno == EINTR);
+        if (n <= 0) {
+            free(buf);
+            return BTC_ERR_IO;
+        }
+        btc_fw_put(&wr->w, buf, (size_t)n);
+        off += (uint64_t)n;
+    }
+    free(buf);
+    return BTC_OK;
+}
 
-/* One thread's zones, in the pre-order they were spooled: each record
- * carries its child count, and ends are written once the children are. */
-static int write_timeline(struct writer *wr, struct btc_spool *zones, uint32_t thread,
+/* One thread's zones: the timeline bytes the model spooled in the file's
+ * encoding, copied from the thread's own spool when the zones were split
+ * (own), else picked out of the shared one. */
+static int write_timeline(struct writer *wr, struct btc_spool *own, uint32_t thread,
                           uint64_t top_level)
 {
-    struct fw *w = &wr->w;
-    put_u32(w, (uint32_t)top_level);
+    put_u32(&wr->w, (uint32_t)top_level);
     if (!top_level)
         return BTC_OK;
-    struct btc_vec stack;
-    btc_vec_init(&stack, sizeof(struct pending_end));
-    int64_t ref = 0;
-    struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, zones) < 0)
+    if (own)
+        return copy_spool(wr, own) < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
+    struct btc_timeline_reader r;
+    if (btc_timeline_reader_open(&r, &wr->m->zones) < 0)
         return btcw_io_fail(wr, "zone");
+    uint32_t th, len;
     const uint8_t *p;
     int rc;
-    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-        struct btc_zone_rec z;
-        memcpy(&z, p, sizeof z);
-        if (z.thread != thread)
-            continue;
-        put_u16(w, (uint16_t)z.srcloc);
-        put_wto(w, &ref, z.start);
-        put_u32(w, z.extra);
-        put_u32(w, z.children);
-        if (stack.len)
-            ((struct pending_end *)btc_vec_at(&stack, stack.len - 1))->left--;
-        if (z.children) {
-            struct pending_end *e = btc_vec_push(&stack);
-            if (!e) {
-                rc = BTC_ERR_NOMEM;
-                break;
-            }
-            e->end = z.end;
-            e->left = z.children;
-            continue;
-        }
-        put_wto(w, &ref, z.end);
-        while (stack.len) {
-            struct pending_end *e = btc_vec_at(&stack, stack.len - 1);
-            if (e->left)
-                break;
-            put_wto(w, &ref, e->end);
-            stack.len--;
-        }
-    }
-    btc_spool_reader_close(&r);
-    btc_vec_free(&stack);
+    while ((rc = btc_timeline_reader_next(&r, &th, &p, &len)) > 0)
+        if (th == thread)
+            btc_fw_put(&wr->w, p, len);
+    btc_timeline_reader_close(&r);
     return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
 }
 
@@ -407,9 +401,9 @@ static void split_close(struct split *s)
     s->open = 0;
 }
 
-/* One pass over the zone spool copies the records of up to SPLIT_THREADS
+/* One pass over the timeline spool copies the bytes of up to SPLIT_THREADS
  * threads with zones, from thread `first` on, into spools of their own, so
- * writing T threads reads the zone spool about T / 128 times, not T times. */
+ * writing T threads reads the shared spool about T / 128 times, not T times. */
 static int split_zones(struct writer *wr, struct split *s, size_t first)
 {
     struct btc_model *m = wr->m;
@@ -419,26 +413,25 @@ static int split_zones(struct writer *wr, struct split *s, size_t first)
     for (size_t i = first; i < m->threads.len && s->open < SPLIT_THREADS; i++) {
         if (!((struct btc_thread *)btc_vec_at(&m->threads, i))->zones)
             continue;
-        if (btc_spool_open_sized(&s->spools[s->open], m->spool_dir, sizeof(struct btc_zone_rec),
-                                 SPLIT_BUFFER_BYTES, wr->err, wr->errlen) < 0)
+        if (btc_spool_open_sized(&s->spools[s->open], m->spool_dir, 1, SPLIT_BUFFER_BYTES, wr->err,
+                                 wr->errlen) < 0)
             return BTC_ERR_IO;
         s->slot[i] = (int64_t)s->open++;
     }
-    struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, &m->zones) < 0)
+    struct btc_timeline_reader r;
+    if (btc_timeline_reader_open(&r, &m->zones) < 0)
         return btcw_io_fail(wr, "zone");
+    uint32_t th, len;
     const uint8_t *p;
     int rc;
-    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-        struct btc_zone_rec z;
-        memcpy(&z, p, sizeof z);
-        if (z.thread < m->threads.len && s->slot[z.thread] >= 0 &&
-            btc_spool_append(&s->spools[s->slot[z.thread]], p, NULL) < 0) {
+    while ((rc = btc_timeline_reader_next(&r, &th, &p, &len)) > 0) {
+        if (th < m->threads.len && s->slot[th] >= 0 &&
+            btc_spool_write(&s->spools[s->slot[th]], p, len) < 0) {
             rc = BTC_ERR_IO;
             break;
         }
     }
-    btc_spool_reader_close(&r);
+    btc_timeline_reader_close(&r);
     return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
 }
 
@@ -475,13 +468,13 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, t->kernel_samples);
         put_u8(w, t->is_fiber);
         put_u32(w, (uint32_t)t->group_hint);
-        struct btc_spool *zones = &m->zones;
+        struct btc_spool *own = NULL;
         if (split && t->zones) {
             if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
                 break;
-            zones = &split->spools[split->slot[i]];
+            own = &split->spools[split->slot[i]];
         }
-        rc = write_timeline(wr, zones, (uint32_t)i, t->top_zones);
+        rc = write_timeline(wr, own, (uint32_t)i, t->top_zones);
         put_u64(w, t->messages);
         if (rc >= 0 && t->messages)
             rc = write_thread_messages(wr, msgs, (uint32_t)i);

@@ -45,29 +45,17 @@ static inline void put_u8(struct fw *w, uint8_t v)
 {
     put(w, &v, 1);
 }
-/* Little-endian stores; one machine store on little-endian hosts, which
- * matters here: a zone costs five of them. */
-static inline void le_store(uint8_t *p, uint64_t v, unsigned n)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(p, &v, n);
-#else
-    for (unsigned i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-#endif
-}
-
 /* n is a constant at every call, so each put_uN inlines to its own fast
  * path: one store while the block has room. */
 static inline void put_le(struct fw *w, uint64_t v, unsigned n)
 {
     if (w->len + n < BTC_FILE_BLOCK_SIZE) {
-        le_store(w->blk + w->len, v, n);
+        btc_le_store(w->blk + w->len, v, n);
         w->len += n;
         return;
     }
     uint8_t b[8];
-    le_store(b, v, n);
+    btc_le_store(b, v, n);
     put(w, b, n);
 }
 static inline void put_u16(struct fw *w, uint16_t v)

@@ -6,6 +6,19 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/* Little-endian stores of the low n bytes of v; one machine store on
+ * little-endian hosts, which matters where a zone costs several. */
+static inline void btc_le_store(uint8_t *p, uint64_t v, unsigned n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    memcpy(p, &v, n);
+#else
+    for (unsigned i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+#endif
+}
 
 /* Status codes of the capture core (negative; 0 is success). */
 enum btc_status {
