@@ -75,7 +75,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
         btc_map_init(&m->pending[i]);
     btc_vec_init(&m->srcloc_fifo, sizeof(uint64_t));
     m->budget = 8188; /* until the session measures its socket: upstream on Linux loopback */
-    m->zones.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
+    m->zones.raw.fd = m->extras.fd = m->msgs.fd = m->plot_points.fd = m->frames.fd = m->mem.fd =
         m->lock_events.fd = m->texts.raw.fd = -1;
     m->gpu.zones.fd = m->samples.spool.fd = -1;
     m->ctxswitch.regions.fd = m->ctxswitch.cpu_regions.fd = -1;

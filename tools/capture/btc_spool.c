@@ -190,20 +190,19 @@ int btc_texts_append(struct btc_texts *t, const void *s, uint32_t len, uint64_t 
     return BTC_OK;
 }
 
-int btc_texts_reader_open(struct btc_texts_reader *r, struct btc_texts *t)
+int btc_byte_reader_open(struct btc_byte_reader *r, struct btc_spool *s, size_t cap)
 {
     memset(r, 0, sizeof *r);
-    int rc = btc_spool_flush(&t->raw);
+    r->fd = s->fd;
+    int rc = btc_spool_flush(s);
     if (rc < 0)
         return rc;
-    r->t = t;
-    r->cap = SPOOL_BUF_BYTES;
+    r->cap = cap;
     r->buf = malloc(r->cap);
     return r->buf ? BTC_OK : BTC_ERR_NOMEM;
 }
 
-/* Makes at least n bytes available at r->buf + r->pos (n <= 4 + 65535 + ...). */
-static int texts_fill(struct btc_texts_reader *r, size_t n)
+int btc_byte_reader_fill(struct btc_byte_reader *r, size_t n)
 {
     if (r->len - r->pos >= n)
         return 1;
@@ -220,7 +219,7 @@ static int texts_fill(struct btc_texts_reader *r, size_t n)
     while (r->len < n) {
         ssize_t k;
         do
-            k = pread(r->t->raw.fd, r->buf + r->len, r->cap - r->len, (off_t)r->file_off);
+            k = pread(r->fd, r->buf + r->len, r->cap - r->len, (off_t)r->file_off);
         while (k < 0 && errno == EINTR);
         if (k < 0)
             return BTC_ERR_IO;
@@ -232,24 +231,35 @@ static int texts_fill(struct btc_texts_reader *r, size_t n)
     return 1;
 }
 
+void btc_byte_reader_close(struct btc_byte_reader *r)
+{
+    free(r->buf);
+    r->buf = NULL;
+}
+
+int btc_texts_reader_open(struct btc_texts_reader *r, struct btc_texts *t)
+{
+    return btc_byte_reader_open(&r->in, &t->raw, SPOOL_BUF_BYTES);
+}
+
 int btc_texts_reader_next(struct btc_texts_reader *r, const char **s, uint32_t *len)
 {
-    int rc = texts_fill(r, 4);
+    struct btc_byte_reader *in = &r->in;
+    int rc = btc_byte_reader_fill(in, 4);
     if (rc <= 0)
         return rc;
-    const uint8_t *h = r->buf + r->pos;
+    const uint8_t *h = in->buf + in->pos;
     uint32_t n = h[0] | ((uint32_t)h[1] << 8) | ((uint32_t)h[2] << 16) | ((uint32_t)h[3] << 24);
-    rc = texts_fill(r, 4 + (size_t)n);
+    rc = btc_byte_reader_fill(in, 4 + (size_t)n);
     if (rc <= 0)
         return rc < 0 ? rc : BTC_ERR_IO; /* a text cut short: the spool is damaged */
-    *s = (const char *)r->buf + r->pos + 4;
+    *s = (const char *)in->buf + in->pos + 4;
     *len = n;
-    r->pos += 4 + (size_t)n;
+    in->pos += 4 + (size_t)n;
     return 1;
 }
 
 void btc_texts_reader_close(struct btc_texts_reader *r)
 {
-    free(r->buf);
-    r->buf = NULL;
+    btc_byte_reader_close(&r->in);
 }

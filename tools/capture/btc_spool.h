@@ -61,11 +61,22 @@ void btc_texts_close(struct btc_texts *t);
 /* Appends a text; *index receives its number (0, 1, ...). */
 int btc_texts_append(struct btc_texts *t, const void *s, uint32_t len, uint64_t *index);
 
-struct btc_texts_reader {
-    struct btc_texts *t;
+/* Sequential reader of a byte-stream spool that keeps the next n bytes at
+ * hand in one piece (flushes the spool first). */
+struct btc_byte_reader {
+    int fd;
     uint8_t *buf;
-    size_t cap, len, pos;
+    size_t cap, len, pos; /* buf + pos: the next unread byte */
     uint64_t file_off;
+};
+int btc_byte_reader_open(struct btc_byte_reader *r, struct btc_spool *s, size_t cap);
+/* Makes n bytes available at r->buf + r->pos (growing the buffer if need
+ * be): 1, 0 when the spool ends first, < 0 on error. */
+int btc_byte_reader_fill(struct btc_byte_reader *r, size_t n);
+void btc_byte_reader_close(struct btc_byte_reader *r);
+
+struct btc_texts_reader {
+    struct btc_byte_reader in;
 };
 int btc_texts_reader_open(struct btc_texts_reader *r, struct btc_texts *t);
 /* Returns 1 with the next text in *s / *len, 0 at the end, < 0 on error. */

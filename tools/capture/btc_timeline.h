@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "btc_spool.h"
 #include "btc_util.h"
 
 #define BTC_TL_FRAGMENT_HEADER 8u
@@ -24,12 +25,9 @@
 #define BTC_TL_END_BYTES       8u
 
 struct btc_timeline {
-    int fd;
-    uint8_t *buf;
-    size_t len, cap;
-    uint64_t flushed; /* bytes written to the file */
-    size_t frag;      /* offset in buf of the open fragment's header */
-    uint32_t thread;  /* its thread; frag == SIZE_MAX: no open fragment */
+    struct btc_spool raw; /* a byte stream (record size 1) */
+    size_t frag;          /* offset in raw's buffer of the open fragment's header */
+    uint32_t thread;      /* its thread; frag == SIZE_MAX: no open fragment */
 };
 
 int btc_timeline_open(struct btc_timeline *tl, const char *dir, char *err, size_t errlen);
@@ -43,15 +41,17 @@ uint8_t *btc_timeline_reserve_slow(struct btc_timeline *tl, uint32_t thread, siz
 static inline uint8_t *btc_timeline_reserve(struct btc_timeline *tl, uint32_t thread, size_t n,
                                             uint64_t *at)
 {
-    if (tl->thread != thread || tl->frag == SIZE_MAX || tl->len + n > tl->cap)
+    struct btc_spool *s = &tl->raw;
+    if (tl->thread != thread || tl->frag == SIZE_MAX || s->buf_len + n > s->buf_cap)
         return btc_timeline_reserve_slow(tl, thread, n, at);
-    *at = tl->flushed + tl->len;
-    uint8_t *p = tl->buf + tl->len;
-    tl->len += n;
+    *at = s->flushed + s->buf_len;
+    uint8_t *p = s->buf + s->buf_len;
+    s->buf_len += n;
+    s->count += n;
     uint32_t flen;
-    memcpy(&flen, tl->buf + tl->frag + 4, 4);
+    memcpy(&flen, s->buf + tl->frag + 4, 4);
     flen += (uint32_t)n;
-    memcpy(tl->buf + tl->frag + 4, &flen, 4);
+    memcpy(s->buf + tl->frag + 4, &flen, 4);
     return p;
 }
 /* A zone's opening bytes, extra and child count zero until patched. */
@@ -80,15 +80,12 @@ int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size
 /* Bytes the spool holds, in its file and its buffer. */
 static inline uint64_t btc_timeline_bytes(const struct btc_timeline *tl)
 {
-    return tl->flushed + tl->len;
+    return btc_spool_bytes(&tl->raw);
 }
 
 /* Sequential reader over the fragments (flushes the spool first). */
 struct btc_timeline_reader {
-    int fd;
-    uint8_t *buf;
-    size_t len, pos, cap;
-    uint64_t file_off;
+    struct btc_byte_reader in;
 };
 int btc_timeline_reader_open(struct btc_timeline_reader *r, struct btc_timeline *tl);
 /* Returns 1 with the next fragment's thread and bytes, 0 at the end, < 0 on
