@@ -336,28 +336,17 @@ static int write_extras(struct writer *wr)
 /* Copies a byte-stream spool into the file. */
 static int copy_spool(struct writer *wr, struct btc_spool *s)
 {
-    enum { COPY_BYTES = 64 * 1024 };
-    uint8_t *buf = malloc(COPY_BYTES);
-    if (!buf || btc_spool_flush(s) < 0) {
-        free(buf);
-        return BTC_ERR_IO;
+    struct btc_byte_reader r;
+    int rc = btc_byte_reader_open(&r, s, 64 * 1024);
+    uint64_t copied = 0;
+    while (rc >= 0 && (rc = btc_byte_reader_fill(&r, 1)) > 0) {
+        btc_fw_put(&wr->w, r.buf + r.pos, r.len - r.pos);
+        copied += r.len - r.pos;
+        r.pos = r.len;
     }
-    uint64_t off = 0;
-    while (off < s->flushed) {
-        size_t want = s->flushed - off < COPY_BYTES ? (size_t)(s->flushed - off) : COPY_BYTES;
-        ssize_t n;
-        do
-            n = pread(s->fd, buf, want, (off_t)off);
-        while (n < 0 && errno == EINTR);
-        if (n <= 0) {
-            free(buf);
-            return BTC_ERR_IO;
-        }
-        btc_fw_put(&wr->w, buf, (size_t)n);
-        off += (uint64_t)n;
-    }
-    free(buf);
-    return BTC_OK;
+    btc_byte_reader_close(&r);
+    /* Short of what was written: the spool file was cut under us. */
+    return rc < 0 || copied != s->flushed ? BTC_ERR_IO : BTC_OK;
 }
 
 /* One thread's zones: the timeline bytes the model spooled in the file's
