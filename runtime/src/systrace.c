@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "boardtrace/wire.h"
@@ -93,6 +94,7 @@ static struct {
     int ncpus;
     uint64_t period_ns;
     struct bt_tracepoint sched_switch, sched_waking;
+    int switch_chains; /* the sched_switch samples carry the old thread's stack */
     char missing[512]; /* what could not be done, for the trace's message */
     pthread_t thread;
     int running;
@@ -128,7 +130,9 @@ static void say_missing(const char *what, int err)
                                              "/proc/sys/kernel/perf_event_paranoid"
              : err == ENOSYS               ? "this kernel or emulator has no perf_event_open"
              : err == ENOENT               ? "no tracefs with the sched tracepoints"
-                                           : strerror(err));
+             : err == EDEADLK ? "this RISC-V kernel is not preemptible and would deadlock reading "
+                                "them: it lacks PREEMPT"
+                              : strerror(err));
 }
 
 static int cpu_count(void)
@@ -236,6 +240,23 @@ static void open_hardware(int pid)
         say_missing("no hardware counters", err);
 }
 
+/* Linux on RISC-V reads a user callstack without disabling page faults
+ * (its perf_callchain_user). In a sched_switch sample the scheduler holds
+ * the run-queue lock; a kernel built without preemption counting (no
+ * PREEMPT in `uname -v`) does not see that as atomic, so a page fault on
+ * the stack sleeps on the mm lock with the run queue locked and the board
+ * deadlocks. Such kernels get context switches without stacks. Sampling is
+ * safe everywhere: it reads stacks in a hard interrupt, always atomic. */
+static int switch_chains_safe(void)
+{
+#if defined(__riscv)
+    struct utsname u;
+    return uname(&u) == 0 && strstr(u.version, "PREEMPT") != NULL;
+#else
+    return 1;
+#endif
+}
+
 static void open_switches(void)
 {
     char events[256];
@@ -255,9 +276,15 @@ static void open_switches(void)
     attr_init(&a, PERF_TYPE_TRACEPOINT, (uint64_t)st.sched_switch.id);
     a.inherit = 0; /* per CPU, every process: inherit means nothing */
     a.sample_period = 1;
-    a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW | PERF_SAMPLE_CALLCHAIN;
-    a.sample_max_stack = MAX_FRAMES;
-    a.exclude_callchain_kernel = 1;
+    a.sample_type = PERF_SAMPLE_TIME | PERF_SAMPLE_RAW;
+    st.switch_chains = switch_chains_safe();
+    if (st.switch_chains) {
+        a.sample_type |= PERF_SAMPLE_CALLCHAIN;
+        a.sample_max_stack = MAX_FRAMES;
+        a.exclude_callchain_kernel = 1;
+    } else {
+        say_missing("no wait stacks on context switches", EDEADLK); /* see switch_chains_safe */
+    }
     int err = open_per_cpu(&a, -1, SWITCH_PAGES, SYS_SWITCH);
     if (err) {
         bt_switch_mend_free(&st.mend);
@@ -450,7 +477,7 @@ static int decode(const struct bt_perf_ring *ring, const uint8_t *p, size_t len,
     at += 8;
     const uint64_t *chain = NULL;
     uint64_t nr = 0;
-    if (ring->kind == SYS_SWITCH) {
+    if (ring->kind == SYS_SWITCH && st.switch_chains) {
         if (len < at + 8)
             return 0;
         memcpy(&nr, p + at, 8);
