@@ -432,11 +432,16 @@ int btd_cmd_run(const struct btd_options *o)
             if (pull == BTD_EXIT_OK) {
                 r.pulled = true;
                 /* The program ran without its symbols: name its frames
-                 * here, from the file the user gave. */
-                bool callstacks = d.program.tracing_mode == 0 || d.program.tracing_mode >= 3;
-                if (d.program.upload_size < d.program.size && callstacks &&
-                    btd_symbolize_trace(r.output, d.program.path, r.symbolized,
-                                        sizeof r.symbolized) == 0) {
+                 * here, from the file the user gave. Any tracing mode may
+                 * have them: the board's kernel samples callstacks too. */
+                bool named = d.program.upload_size < d.program.size &&
+                             btd_symbolize_trace(r.output, d.program.path, r.symbolized,
+                                                 sizeof r.symbolized) == 0;
+                if (named && strstr(r.symbolized, ": 0 frames,")) {
+                    named = false; /* a trace without frames: left as it was */
+                    r.symbolized[0] = '\0';
+                }
+                if (named) {
                     btd_note("%s", r.symbolized);
                     memcpy(r.pulled_sha, r.trace_sha, sizeof r.pulled_sha);
                     unsigned long long size = 0;

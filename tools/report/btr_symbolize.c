@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -309,7 +310,9 @@ int btr_symbolize(const char *trace, const char *out, const char *const *binarie
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
-    if (rc == 0) {
+    /* Nothing to name in place: the file stays as it is. */
+    bool unchanged = rc == 0 && res->named == 0 && strcmp(trace, out) == 0;
+    if (rc == 0 && !unchanged) {
         size_t k = btc_strtab_count(&c.extra);
         const char **strs = calloc(k ? k : 1, sizeof *strs);
         uint32_t *lens = calloc(k ? k : 1, sizeof *lens);
