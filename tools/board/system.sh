@@ -18,6 +18,8 @@
 #   status            say whether it runs (exit 0) or not (exit 1)
 #   env               print BOARD_* variables for the shell, like board.sh
 #   ssh [COMMAND]     run COMMAND on the board (a shell without one)
+#   put FILE PATH     copy FILE to PATH on the board, executable (the board
+#                     has no SFTP or scp: it goes through cat)
 #   reboot            reset the board (qemu monitor) and wait for SSH again
 #   net off|on        cut or restore the board's network link
 #   kill-session      kill every dropbear child serving a session, as when
@@ -327,6 +329,14 @@ cmd_kill_session() {
         echo "killed $n session(s)"' >&2
 }
 
+cmd_put() {
+    running || die "not running"
+    [ $# = 2 ] || die "put: expected FILE PATH"
+    [ -f "$1" ] || die "put: $1 is not a file"
+    ssh_board "p=$(q "$2"); cat >\"\$p.part\" && chmod 755 \"\$p.part\" && mv \"\$p.part\" \"\$p\"" <"$1" ||
+        die "put: copying $1 to the board's $2 failed"
+}
+
 cmd_fill() {
     running || die "not running"
     path=${1:-/tmp}
@@ -382,6 +392,7 @@ status)
     ;;
 env) cmd_env ;;
 ssh) ssh_board "$@" ;;
+put) cmd_put "$@" ;;
 reboot) cmd_reboot ;;
 net) cmd_net "$@" ;;
 kill-session) cmd_kill_session ;;

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -36,6 +37,19 @@ extern char **environ;
 static const char *sampled_bin, *capture_bin, *emulator;
 static int program_as_nobody; /* the next program runs as user nobody (setpriv) */
 static char tmpdir[] = "/tmp/bt-systrace-XXXXXX";
+
+/* The runtime takes no user stacks on context switches on a RISC-V kernel
+ * without PREEMPT (see switch_chains_safe in runtime/src/systrace.c), and
+ * says so in the trace. */
+static int switch_stacks_expected(void)
+{
+#if defined(__riscv)
+    struct utsname u;
+    return uname(&u) == 0 && strstr(u.version, "PREEMPT") != NULL;
+#else
+    return 1;
+#endif
+}
 
 static unsigned free_port(void)
 {
@@ -303,7 +317,12 @@ static void samples_name_the_hot_functions_in_proportion_inside_their_zones(void
     assert_true(b->ctx_switches >= 10);
     assert_int_equal(t.cpu_threads, (uint64_t)sysconf(_SC_NPROCESSORS_CONF));
     assert_true(t.external_names > 0);
-    assert_int_equal(s.system_message, 0);
+    if (switch_stacks_expected()) {
+        assert_int_equal(s.system_message, 0);
+    } else {
+        assert_non_null(strstr(err, "no wait stacks on context switches"));
+        assert_int_equal(s.system_message, 1);
+    }
     free(s.samples);
     btc_trace_free(&t);
 }
@@ -367,7 +386,10 @@ static void the_strict_server_takes_the_samples_and_switches(void **state)
     assert_true(bt_ts_thread_switches(&s, a) >= 10);
     assert_true(bt_ts_thread_switches(&s, b) >= 10);
     assert_true(s.sys.wakeups > 0);
-    assert_true(s.sys.switch_samples > 0);
+    if (switch_stacks_expected())
+        assert_true(s.sys.switch_samples > 0);
+    else
+        assert_int_equal(s.sys.switch_samples, 0);
     assert_int_equal(s.sys.topology, (uint64_t)sysconf(_SC_NPROCESSORS_CONF));
     assert_true(s.sys.external_names > 0);
     bt_ts_close(&s);
