@@ -38,13 +38,13 @@ static const char probe_script[] =
     "sed -n 's/^ *[0-9]*: [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) [0-9A-F]*:\\([0-9A-F]\\{4\\}\\) .*/port "
     "\\1 \\2/p' "
     "/proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
-    "r=; read -r r 2>/dev/null < /proc/sys/net/ipv4/ip_local_port_range\n"
-    "printf 'ephemeral %s\\n' \"$r\"\n"
     "if [ -r /proc/self/maps ]; then echo 'maps 1'; else echo 'maps 0'; fi\n"
     "if [ -n \"$(readlink /proc/self/exe 2>/dev/null)\" ]; then echo 'exe 1'; else echo 'exe 0'; "
     "fi\n"
-    "r=; read -r r 2>/dev/null < /proc/sys/kernel/perf_event_paranoid\n"
-    "printf 'paranoid %s\\n' \"$r\"\n";
+    /* Not the shell's read: it reads a byte at a time, and a sysctl file
+     * answers a read past its start with end of file ("-1" read as "-"). */
+    "grep -H . /proc/sys/net/ipv4/ip_local_port_range /proc/sys/kernel/perf_event_paranoid "
+    "2>/dev/null\n";
 
 void btd_board_parse(const char *text, struct btd_board *b)
 {
@@ -58,6 +58,18 @@ void btd_board_parse(const char *text, struct btd_board *b)
         memcpy(line, p, len);
         line[len] = '\0';
         p += len + (nl ? 1 : 0);
+        /* grep -H's "FILE:VALUE" lines, as KEY VALUE */
+        static const struct {
+            const char *file, *key;
+        } sysctls[] = {{"/proc/sys/net/ipv4/ip_local_port_range:", "ephemeral "},
+                       {"/proc/sys/kernel/perf_event_paranoid:", "paranoid "}};
+        for (size_t i = 0; i < sizeof sysctls / sizeof sysctls[0]; i++) {
+            size_t n = strlen(sysctls[i].file), k = strlen(sysctls[i].key);
+            if (strncmp(line, sysctls[i].file, n) == 0 && k <= n) {
+                memmove(line + k, line + n, strlen(line + n) + 1);
+                memcpy(line, sysctls[i].key, k);
+            }
+        }
         char *sp = strchr(line, ' ');
         const char *val = sp ? sp + 1 : "";
         if (sp)
