@@ -9,6 +9,7 @@
 #include "systrace.h"
 
 #include <errno.h>
+#include <math.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <signal.h>
@@ -107,8 +108,9 @@ static struct {
     /* switches read but held for the next round, in arrival order */
     uint8_t *held;
     size_t held_len, held_cap;
-    /* perf ns to timer ticks */
+    /* perf ns to timer ticks, and the estimate's relative error bound */
     double ticks_per_ns;
+    double rate_err;
     /* which thread ids are ours (for the stacks of switched-out threads) */
     uint32_t own_tid[256];
     uint8_t own[256]; /* 0 unknown, 1 ours, 2 not */
@@ -219,6 +221,7 @@ static void open_sampling(int pid)
 static void open_hardware(int pid)
 {
     int err = 0;
+    unsigned opened = 0;
     for (unsigned i = 0; i < HW_COUNTERS; i++) {
         if (env_flag(hw_counters[i].env))
             continue;
@@ -233,10 +236,14 @@ static void open_hardware(int pid)
         int e = open_per_cpu(&a, pid, SMALL_PAGES, (uint8_t)(SYS_HW_FIRST + i));
         if (e && !err)
             err = e;
+        opened += !e;
     }
-    /* No PMU (virtual machines, many boards: ENOENT, EOPNOTSUPP, ENODEV)
-     * is how the machine is, not a failure: nothing to say. */
-    if (err && err != ENOENT && err != EOPNOTSUPP && err != ENODEV)
+    /* No PMU, or one that cannot count or sample these events (virtual
+     * machines, many boards: ENOENT, EOPNOTSUPP, ENODEV, and EINVAL from
+     * the RISC-V SBI PMU without the Sscofpmf extension and from emulated
+     * ARM PMUs) is how the machine is, not a failure: nothing to say; nor
+     * when some counters opened and others do not exist. */
+    if (!opened && err && err != ENOENT && err != EOPNOTSUPP && err != ENODEV && err != EINVAL)
         say_missing("no hardware counters", err);
 }
 
@@ -305,17 +312,36 @@ static void open_switches(void)
 
 /* Perf's CLOCK_MONOTONIC_RAW ns to timer ticks: the runtime's own
  * calibration pair as origin, the rate over everything since (more exact
- * the longer the program runs). Without a hardware timer ticks are ns. */
+ * the longer the program runs). Without a hardware timer ticks are ns.
+ * Each estimate takes the tightest of three (ns, ticks, ns) brackets and
+ * replaces the last only if its error bound (the bracket's half width and a
+ * tick over the span) is smaller: a bracket the scheduler split (a
+ * preempted reader, a board's vCPU descheduled) would otherwise skew the
+ * rate by its width, early on by enough to move samples milliseconds. */
 static void rate_update(void)
 {
     if (!bt_timer_hardware)
         return;
-    int64_t ns0 = bt_timer_reference_ns();
-    int64_t ticks = bt_timer_now();
-    int64_t ns1 = bt_timer_reference_ns();
-    int64_t ns = ns0 + (ns1 - ns0) / 2;
-    if (ns - bt_rt.calib_ns > 1000000)
-        st.ticks_per_ns = (double)(ticks - bt_rt.calib_ticks) / (double)(ns - bt_rt.calib_ns);
+    int64_t width = INT64_MAX, ns = 0, ticks = 0;
+    for (int i = 0; i < 3; i++) {
+        int64_t a = bt_timer_reference_ns();
+        int64_t t = bt_timer_now();
+        int64_t b = bt_timer_reference_ns();
+        if (b - a < width) {
+            width = b - a;
+            ns = a + (b - a) / 2;
+            ticks = t;
+        }
+    }
+    int64_t span = ns - bt_rt.calib_ns, span_ticks = ticks - bt_rt.calib_ticks;
+    if (span <= 0 || span_ticks <= 0)
+        return;
+    double rate = (double)span_ticks / (double)span;
+    double err = ((double)width / 2 + 1 / rate) / (double)span;
+    if (err < st.rate_err) {
+        st.ticks_per_ns = rate;
+        st.rate_err = err;
+    }
 }
 
 static int64_t to_ticks(uint64_t ns)
@@ -663,6 +689,7 @@ void bt_systrace_start(void)
         return;
     st.ncpus = cpu_count();
     st.ticks_per_ns = 1.0;
+    st.rate_err = INFINITY;
     int pid = (int)getpid();
 #if !defined(TRACY_NO_SAMPLING)
     if (!env_flag("TRACY_NO_SAMPLING"))

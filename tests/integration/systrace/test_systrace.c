@@ -6,7 +6,10 @@
  * inside their zones, and come with context switches and the CPU topology;
  * where it does not (qemu user mode, no permission) the program must run as
  * before and say, once on stderr and once in the trace, what is missing.
- * Usage: test_systrace BT_SAMPLED CAPTURE [EMULATOR]. */
+ * Usage: test_systrace BT_SAMPLED CAPTURE [EMULATOR]. On an emulated
+ * board (a vCPU the host deschedules loses timer samples unevenly), the
+ * environment's BT_SYSTRACE_SHARE_TOLERANCE widens the 20% allowed on the
+ * 2:1 share of samples. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +52,17 @@ static int switch_stacks_expected(void)
 #else
     return 1;
 #endif
+}
+
+/* alpha runs twice as long as beta: their samples' ratio, within the
+ * tolerance. */
+static int in_proportion(double ratio)
+{
+    const char *v = getenv("BT_SYSTRACE_SHARE_TOLERANCE");
+    double tolerance = v ? atof(v) : 0.2;
+    if (tolerance < 0.2 || tolerance > 0.5)
+        tolerance = 0.2;
+    return ratio >= 2.0 * (1 - tolerance) && ratio <= 2.0 * (1 + tolerance);
 }
 
 static unsigned free_port(void)
@@ -266,7 +280,7 @@ static void samples_name_the_hot_functions_in_proportion_inside_their_zones(void
     read_trace(trace, &t, &s);
     assert_int_equal(s.nspans, 20);
 
-    /* Shares: alpha runs twice as long as beta (CPU time), within 20%. */
+    /* Shares: alpha runs twice as long as beta (CPU time). */
     uint64_t alpha = 0, beta = 0, outside = 0;
     int64_t worst = 0;
     for (size_t i = 0; i < s.nsamples; i++) {
@@ -300,7 +314,7 @@ static void samples_name_the_hot_functions_in_proportion_inside_their_zones(void
                   (long long)worst);
     assert_true(beta >= 100);
     double ratio = (double)alpha / (double)beta;
-    assert_true(ratio >= 1.6 && ratio <= 2.4);
+    assert_true(in_proportion(ratio));
     /* A sample is taken when the timer fires in the function; its time
      * read on the kernel's clock, converted to ticks: at most 100 us off. */
     assert_true(worst <= 100000);
@@ -381,7 +395,7 @@ static void the_strict_server_takes_the_samples_and_switches(void **state)
                   (unsigned long long)s.sys.topology, (unsigned long long)s.sys.external_names);
     assert_true(beta >= 100);
     double ratio = (double)alpha / (double)beta;
-    assert_true(ratio >= 1.6 && ratio <= 2.4);
+    assert_true(in_proportion(ratio));
     assert_true(a && b);
     assert_true(bt_ts_thread_switches(&s, a) >= 10);
     assert_true(bt_ts_thread_switches(&s, b) >= 10);
@@ -436,7 +450,7 @@ static void as_a_user_samples_come_and_switches_are_said_missing(void **state)
                   (unsigned long long)t.ctx_switches);
     assert_true(beta >= 100);
     double ratio = (double)alpha / (double)beta;
-    assert_true(ratio >= 1.6 && ratio <= 2.4);
+    assert_true(in_proportion(ratio));
     assert_int_equal(t.ctx_switches, 0);
     assert_int_equal(s.system_message, 1);
     free(s.samples);
