@@ -365,6 +365,16 @@ int btd_session_wait(struct btd_session *s)
         } else if (ssh_channel_is_eof(s->ch) || ssh_channel_is_closed(s->ch)) {
             break;
         } else if (btd_now() - s->last_data > SILENCE_LIMIT_S) {
+            /* A board whose network went away leaves the connection open
+             * and silent: a run that may reconnect treats it as lost. */
+            if (s->reconnect && !s->finished) {
+                btd_warn("%s stopped answering: nothing for %d s while the program ran",
+                         s->d->conn.where, SILENCE_LIMIT_S);
+                if (pick_up(s) == 0)
+                    continue;
+                btd_error("could not reach %s again; the run goes on there", s->d->conn.where);
+                return BTD_EXIT_START;
+            }
             btd_error("%s stopped answering: nothing for %d s while the program ran",
                       s->d->conn.where, SILENCE_LIMIT_S);
             return BTD_EXIT_START;
