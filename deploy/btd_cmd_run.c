@@ -418,6 +418,13 @@ int btd_cmd_run(const struct btd_options *o)
             } else if (s.not_ready && !btd_interrupted) {
                 btd_session_not_ready_error(&s, &d.program, o->ready_timeout);
                 status = BTD_EXIT_START;
+            } else if (s.folder_gone) {
+                btd_error("the run's folder %s is gone from %s: the board rebooted (or the folder "
+                          "was removed) while the program ran, and the run and its trace with "
+                          "it; a --remote-dir on storage that survives a reboot keeps the folder",
+                          d.board.dir, d.conn.where);
+                d.board.dir[0] = '\0'; /* nothing left there to fetch */
+                status = BTD_EXIT_CAPTURE;
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);
                 status = BTD_EXIT_CAPTURE;

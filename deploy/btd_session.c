@@ -363,6 +363,8 @@ int btd_session_wait(struct btd_session *s)
         if (got > 0) {
             s->last_data = btd_now();
         } else if (ssh_channel_is_eof(s->ch) || ssh_channel_is_closed(s->ch)) {
+            if (s->reconnects > 0 && !s->finished && ssh_channel_get_exit_status(s->ch) == 125)
+                s->folder_gone = true;
             break;
         } else if (btd_now() - s->last_data > SILENCE_LIMIT_S) {
             /* A board whose network went away leaves the connection open

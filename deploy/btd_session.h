@@ -36,6 +36,7 @@ struct btd_session {
     double last_data;
     uint64_t out_bytes, err_bytes; /* of out.log and err.log, as received */
     bool reconnect;                /* run: pick the run up again after a lost connection */
+    bool folder_gone;              /* a follower found the run's folder gone (the board rebooted) */
     bool until_ready;              /* run --detach: return once the program traces */
     int reconnects;
     /* live: called each turn with the poll results of its extra fds. */

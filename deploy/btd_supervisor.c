@@ -255,8 +255,10 @@ void btd_follower_script(struct btd_buf *cmd, const char *dir, uint64_t out_byte
     btd_quote_append(cmd, dir);
     /* busybox tail -f looks once a second: after `finished` appears, two
      * looks more bring the last bytes before the tails are stopped. */
+    /* 125: the folder is gone, and the run with it (a reboot emptied
+     * the board's /tmp) */
     btd_buf_printf(cmd,
-                   " || exit 125\n"
+                   " 2>/dev/null || exit 125\n"
                    "tail -c +%llu -f out.log & a=$!\n"
                    "tail -c +%llu -f err.log >&2 & b=$!\n"
                    "p=$(cat supervisor.pid 2>/dev/null)\n"
