@@ -44,6 +44,9 @@ static const char script_head[] =
     "finish() {\n"
     "  say finished\n"
     "  : > finished\n"
+    /* the folder, the trace and the marker on the board's storage: a
+     * board that loses power or resets later still has them */
+    "  sync\n"
     "  exit 0\n"
     "}\n"
     "alive() {\n"
