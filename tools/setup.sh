@@ -4,7 +4,20 @@
 # binfmt_misc handlers for riscv64 and aarch64 are registered so target
 # binaries also run when executed directly, and unpacks the Debian source
 # packages compiled for the boards. Idempotent; says what it does.
+# With --system also what the full-system boards need (tools/board/system.sh):
+# qemu-system, the kernel build tools and source, and their kernels, built or
+# downloaded once into ~/.cache/boardtrace (tools/board/system/kernel.sh).
 set -eu
+
+system=0
+case ${1-} in
+--system) system=1 ;;
+'') ;;
+*)
+    echo "usage: tools/setup.sh [--system]" >&2
+    exit 2
+    ;;
+esac
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { printf 'setup: %s\n' "$*"; }
@@ -31,6 +44,15 @@ packages="
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3
     iproute2 tcpdump
 "
+
+# The full-system boards: qemu-system with its OpenSBI firmware, and what
+# builds the riscv64 kernel from Debian's linux-source-6.1.
+if [ "$system" = 1 ]; then
+    packages="$packages
+    qemu-system-misc qemu-system-arm opensbi
+    linux-source-6.1 flex bison libssl-dev libelf-dev cpio
+"
+fi
 
 missing=""
 for p in $packages; do
@@ -68,4 +90,12 @@ for arch in riscv64 aarch64; do
 done
 
 "$top/tools/fetch-deps.sh"
+if [ "$system" = 1 ]; then
+    # The arm64 kernel is Debian's own package, fetched while the network is
+    # there (the tests run without one); the riscv64 kernel is built once.
+    for arch in riscv64 aarch64; do
+        k=$("$top/tools/board/system/kernel.sh" "$arch") || exit 1
+        say "$arch kernel: $k ($(cat "$k/version"))"
+    done
+fi
 say "ready"

@@ -7,15 +7,22 @@
 # configure gets: tracing off); or the presets named as arguments.
 # After the set-up, the suites run inside tools/netguard.sh: a private network
 # namespace with only loopback, which lists any packet that tries to leave and
-# then fails the run. Exits non-zero if any step fails, after running all.
+# then fails the run. With host-riscv64, the tests on the full-system boards
+# (label system) come last. Exits non-zero if any step fails, after running all.
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 say() { printf 'test: %s\n' "$*"; }
 
-"$top/tools/setup.sh" || exit 1
 if [ -z "${BT_NETGUARD:-}" ]; then
+    # With what the full-system boards need (qemu-system, their kernels) when
+    # the machine can have it; without it their tests are skipped, saying so.
+    export BT_SYSTEM_SKIP=
+    if ! "$top/tools/setup.sh" --system; then
+        BT_SYSTEM_SKIP="tools/setup.sh --system failed (above): no qemu-system or no board kernels"
+        "$top/tools/setup.sh" || exit 1
+    fi
     exec "$top/tools/netguard.sh" "$0" "$@"
 fi
 
@@ -44,6 +51,27 @@ for p in $presets; do
     say "$p FAILED"
     failed="$failed $p"
 done
+
+# The full-system boards (label system), after the presets: the aarch64
+# board's programs come from the aarch64 preset's build.
+case " $presets " in
+*" host-riscv64 "*)
+    say "=== system: tests on the full-system riscv64 and aarch64 boards ==="
+    if [ -n "${BT_SYSTEM_SKIP:-}" ]; then
+        say "system tests skipped: $BT_SYSTEM_SKIP"
+    elif ! command -v qemu-system-riscv64 >/dev/null || ! command -v qemu-system-aarch64 >/dev/null; then
+        say "system tests skipped: qemu-system-riscv64 or qemu-system-aarch64 is missing"
+    else
+        start=$(date +%s)
+        if ctest --preset system; then
+            say "system passed in $(($(date +%s) - start)) s"
+        else
+            say "system FAILED"
+            failed="$failed system"
+        fi
+    fi
+    ;;
+esac
 
 if [ -n "$failed" ]; then
     say "failed presets:$failed"

@@ -13,7 +13,8 @@
 #                     build what is missing, boot, wait for SSH (bounded by
 #                     $BOARDTRACE_BOOT_TIMEOUT, default 300 s) and print the
 #                     boot time; --disk adds a persistent disk of MIB MiB at
-#                     /data on the board, kept across restarts
+#                     /data on the board, kept across restarts; --smp: CPUs
+#                     (default 2 on a host with 4 or more, else 1)
 #   stop              power the board off (the disk and keys stay)
 #   status            say whether it runs (exit 0) or not (exit 1)
 #   env               print BOARD_* variables for the shell, like board.sh
@@ -194,7 +195,10 @@ wait_ready() {
 
 cmd_start() {
     disk=
-    smp=2
+    # Two CPUs where the host has room for them; on a smaller host a
+    # descheduled vCPU would lose the guest's timer interrupts unevenly.
+    smp=1
+    [ "$(nproc 2>/dev/null || echo 1)" -lt 4 ] || smp=2
     mem=
     while [ $# -gt 0 ]; do
         case $1 in

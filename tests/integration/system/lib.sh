@@ -11,6 +11,15 @@ fail() {
     exit 1
 }
 
+# The files in $needs come from a board build; without them the test is
+# skipped (77), saying which build to make.
+for f in ${needs-}; do
+    if [ ! -e "$f" ]; then
+        say "skipped: $f is missing (build the $arch board build first: the $arch preset, or this build's cross/$arch)"
+        exit 77
+    fi
+done
+
 board() { sh "$system_sh" --dir "$board_dir" --arch "$arch" "$@"; }
 eval "$(board env)" || fail "the $arch board is not running"
 

@@ -5,6 +5,7 @@
 # Usage: system_live.sh BOARDTRACE REPORT SYSTEM_SH BOARD_DIR ARCH DEMO HOST_CAPTURE
 set -eu
 boardtrace=$1 report=$2 system_sh=$3 board_dir=$4 arch=$5 demo=$6 host_capture=$7
+needs="$demo"
 . "$(dirname "$0")/lib.sh"
 
 bt live -L 0 "$demo" -- -f 20 >"$work/live.out" 2>&1 &

@@ -7,6 +7,7 @@
 # Usage: system_run.sh BOARDTRACE REPORT SYSTEM_SH BOARD_DIR ARCH DEMO CAPTURE
 set -eu
 boardtrace=$1 report=$2 system_sh=$3 board_dir=$4 arch=$5 demo=$6 capture=$7
+needs="$demo $capture"
 . "$(dirname "$0")/lib.sh"
 
 bounded check 120 bt check
