@@ -54,13 +54,13 @@ set_arch() {
     case $1 in
     riscv64)
         triple=riscv64-linux-gnu
-        qemu=qemu-system-riscv64
+        qemu="qemu-system-riscv64"
         console=ttyS0
         loader=ld-linux-riscv64-lp64d.so.1
         ;;
     aarch64)
         triple=aarch64-linux-gnu
-        qemu=qemu-system-aarch64
+        qemu="qemu-system-aarch64"
         console=ttyAMA0
         loader=ld-linux-aarch64.so.1
         ;;

@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # Shared by the tests on the full-system boards (tools/board/system.sh):
 # sourced after setting boardtrace, system_sh, board_dir and arch.
 name=${0##*/}
