@@ -180,11 +180,6 @@ pid_running() {
     [ -f "$dir/sshd.pid" ] && kill -0 "$(cat "$dir/sshd.pid")" 2>/dev/null
 }
 
-port_in_use() {
-    hex=$(printf '%04X' "$1")
-    grep -q "^ *[0-9]*: [0-9A-F]*:$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
 cmd_start() {
     sftp=1
     for a in "$@"; do
@@ -213,9 +208,7 @@ cmd_start() {
     tries=0
     while :; do
         tries=$((tries + 1))
-        # Below Linux's ephemeral range (32768-60999), where no outgoing
-        # connection can hold the port first.
-        port=$((20000 + $(od -An -tu2 -N2 /dev/urandom | tr -d ' ') % 12768))
+        port=$(random_port)
         port_in_use "$port" && continue
         make_config "$port" "$sftp"
         # Without -D sshd returns once it listens, so the port is ready.
@@ -253,11 +246,6 @@ cmd_stop() {
     rm -f "$dir/sshd.pid"
 }
 
-# A value quoted for the shell that evals the env output.
-q() {
-    printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
-}
-
 cmd_env() {
     pid_running || die "not running; start it with: $0 start"
     port=$(cat "$dir/port")
@@ -269,32 +257,7 @@ cmd_env() {
     printf 'BOARD_ARCH=%s\n' "$(cat "$dir/arch" 2>/dev/null || echo riscv64)"
 }
 
-# --dir DIR (or --state DIR) and --arch A may come before or after the command.
-command=
-want=
-for a in "$@"; do
-    shift
-    if [ -n "$want" ]; then
-        eval "$want=\$a"
-        want=
-        continue
-    fi
-    case $a in
-    --dir | --state) want=dir ;;
-    --arch) want=arch ;;
-    --dir=* | --state=*) dir=${a#*=} ;;
-    --arch=*) arch=${a#*=} ;;
-    *)
-        if [ -z "$command" ]; then
-            command=$a
-        else
-            set -- "$@" "$a"
-        fi
-        ;;
-    esac
-done
-[ -z "$want" ] || usage
-[ -n "$command" ] || usage
+. "$top/tools/board/common.sh"
 set_arch "$arch"
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
 case $command in

@@ -73,11 +73,6 @@ running() {
     [ -f "$dir/qemu.pid" ] && kill -0 "$(cat "$dir/qemu.pid")" 2>/dev/null
 }
 
-port_in_use() {
-    hex=$(printf '%04X' "$1")
-    grep -q "^ *[0-9]*: [0-9A-F]*:$hex " /proc/net/tcp /proc/net/tcp6 2>/dev/null
-}
-
 # One line to the qemu monitor (HMP) on its private unix socket.
 monitor() {
     python3 - "$dir/monitor.sock" "$*" <<'PY'
@@ -250,7 +245,7 @@ cmd_start() {
     start=$(date +%s.%N)
     while :; do
         tries=$((tries + 1))
-        port=$((20000 + $(od -An -tu2 -N2 /dev/urandom | tr -d ' ') % 12768))
+        port=$(random_port)
         port_in_use "$port" && continue
         # restrict=on: the board reaches neither the host nor anything
         # beyond; the forwarded SSH port is the only way in.
@@ -288,10 +283,6 @@ cmd_stop() {
         say "not running"
     fi
     rm -f "$dir/qemu.pid" "$dir/monitor.sock"
-}
-
-q() {
-    printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"
 }
 
 cmd_env() {
@@ -355,31 +346,7 @@ cmd_unfill() {
     ssh_board "rm -f $(q "$path")/.boardtrace-fill"
 }
 
-command=
-want=
-for a in "$@"; do
-    shift
-    if [ -n "$want" ]; then
-        eval "$want=\$a"
-        want=
-        continue
-    fi
-    case $a in
-    --dir | --state) want=dir ;;
-    --arch) want=arch ;;
-    --dir=* | --state=*) dir=${a#*=} ;;
-    --arch=*) arch=${a#*=} ;;
-    *)
-        if [ -z "$command" ]; then
-            command=$a
-        else
-            set -- "$@" "$a"
-        fi
-        ;;
-    esac
-done
-[ -z "$want" ] || usage
-[ -n "$command" ] || usage
+. "$top/tools/board/common.sh"
 set_arch "$arch"
 [ -n "$dir" ] || dir=${BOARDTRACE_BOARD_DIR:-$cache/system-$arch}
 case $dir in /*) ;; *) dir=$(pwd)/$dir ;; esac
