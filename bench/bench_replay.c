@@ -7,10 +7,14 @@
  * the medians of wall time, events/s, events per CPU-second (the capture's
  * user + system time) and peak RSS, and the ratios of the first capture to
  * the second. Events are the ones boardtrace-capture reports decoding: the
- * same stream for every capture.
+ * same stream for every capture. Each is given end to end (until the capture
+ * exits, its file written) and for the ingest alone: from the connection to
+ * the capture's Terminate query, as the replay client times it, with the
+ * capture's CPU time read at that moment (to 10 ms).
  * Usage: bench_replay REPLAY_CLIENT OUT_DIR RUNS DATA_DIR... -- CAPTURE... */
 #define _GNU_SOURCE
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stddef.h>
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -30,6 +35,7 @@ extern char **environ;
 
 struct result {
     double wall, cpu, rss_mib;
+    double ingest_wall, ingest_cpu; /* up to the Terminate query */
 };
 
 static double now(void)
@@ -37,6 +43,31 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* CPU seconds process pid has used so far, its exited threads included
+ * (user + system time from /proc/PID/stat, in clock ticks: 10 ms at the
+ * usual 100 Hz), or -1 when it cannot be read. */
+static double process_cpu(pid_t pid)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    /* Fields after the command name, which ends at the last ')': state is
+     * field 3, utime 14, stime 15. */
+    const char *p = strrchr(buf, ')');
+    unsigned long long utime, stime;
+    if (!p ||
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2)
+        return -1;
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
 }
 
 /* Starts the replay client; returns its pid and the port it listens on. */
@@ -96,6 +127,40 @@ static int capture_once(const char *client, const char *data, const char *captur
         fclose(rout);
         return -1;
     }
+    /* Until the capture exits, watch the client's output for its end of
+     * the session (the capture's Terminate query) and read the capture's
+     * CPU time then: what the ingest cost, before the file is written. */
+    int pidfd = (int)syscall(SYS_pidfd_open, cp, 0);
+    int client_fd = fileno(rout), client_open = 1;
+    res->ingest_wall = res->ingest_cpu = -1;
+    char cline[1024];
+    size_t clen = 0;
+    while (pidfd >= 0 && client_open) {
+        struct pollfd pf[2] = {{.fd = pidfd, .events = POLLIN},
+                               {.fd = client_fd, .events = POLLIN}};
+        if (poll(pf, 2, -1) < 0)
+            break;
+        if (pf[1].revents) {
+            ssize_t k = read(client_fd, cline + clen, sizeof cline - 1 - clen);
+            if (k <= 0) {
+                client_open = 0;
+            } else {
+                clen += (size_t)k;
+                cline[clen] = 0;
+                const char *in = strstr(cline, " events sent in ");
+                if (in && strchr(in, ';') && res->ingest_wall < 0) {
+                    res->ingest_cpu = process_cpu(cp);
+                    res->ingest_wall = atof(in + 16);
+                }
+                if (clen == sizeof cline - 1)
+                    clen = 0;
+            }
+        }
+        if (pf[0].revents)
+            break;
+    }
+    if (pidfd >= 0)
+        close(pidfd);
     int st;
     struct rusage ru;
     wait4(cp, &st, 0, &ru);
@@ -103,6 +168,12 @@ static int capture_once(const char *client, const char *data, const char *captur
     res->cpu = (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
                ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
     res->rss_mib = (double)ru.ru_maxrss / 1024.0;
+    /* A capture that ended before the client's line was read: its whole
+     * run is the bound. */
+    if (res->ingest_cpu < 0 || res->ingest_cpu > res->cpu)
+        res->ingest_cpu = res->cpu;
+    if (res->ingest_wall < 0)
+        res->ingest_wall = res->wall;
     int rst;
     waitpid(rp, &rst, 0);
     fclose(rout);
@@ -138,6 +209,11 @@ static double median_of(const struct result *r, int runs, size_t field)
     return v[runs / 2];
 }
 
+static double per(double n, double d)
+{
+    return d > 0 ? n / d : 0.0;
+}
+
 int main(int argc, char **argv)
 {
     int sep = 0;
@@ -169,25 +245,34 @@ int main(int argc, char **argv)
                 failed = capture_once(client, data, captures[c], out_dir, c, c == 0, &events,
                                       &res[c][r]) != 0;
                 if (!failed)
-                    printf("  run %d %-60s wall %6.2f s, CPU %6.2f s, peak RSS %7.1f MiB\n", r + 1,
-                           captures[c], res[c][r].wall, res[c][r].cpu, res[c][r].rss_mib);
+                    printf(
+                        "  run %d %-50s wall %5.2f s, CPU %5.2f s (ingest %5.2f s, CPU %5.2f s), "
+                        "peak RSS %6.1f MiB\n",
+                        r + 1, captures[c], res[c][r].wall, res[c][r].cpu, res[c][r].ingest_wall,
+                        res[c][r].ingest_cpu, res[c][r].rss_mib);
             }
         if (failed)
             break;
-        double wall[CAPTURES_MAX], cpu[CAPTURES_MAX];
-        printf("  %.0f events (as boardtrace-capture decodes them); medians:\n", events);
+        double wall[CAPTURES_MAX], cpu[CAPTURES_MAX], iwall[CAPTURES_MAX], icpu[CAPTURES_MAX];
+        printf("  %.0f events (as boardtrace-capture decodes them); medians, end to end | ingest "
+               "alone:\n",
+               events);
         for (int c = 0; c < ncaptures; c++) {
             wall[c] = median_of(res[c], runs, offsetof(struct result, wall));
             cpu[c] = median_of(res[c], runs, offsetof(struct result, cpu));
-            printf("  %-60s %11.0f events/s, %11.0f events per CPU-second, peak RSS %7.1f MiB\n",
-                   captures[c], wall[c] > 0 ? events / wall[c] : 0.0,
-                   cpu[c] > 0 ? events / cpu[c] : 0.0,
-                   median_of(res[c], runs, offsetof(struct result, rss_mib)));
+            iwall[c] = median_of(res[c], runs, offsetof(struct result, ingest_wall));
+            icpu[c] = median_of(res[c], runs, offsetof(struct result, ingest_cpu));
+            printf("  %-50s %11.0f events/s, %11.0f per CPU-second | %11.0f events/s, %11.0f per "
+                   "CPU-second; peak RSS %6.1f MiB\n",
+                   captures[c], per(events, wall[c]), per(events, cpu[c]), per(events, iwall[c]),
+                   per(events, icpu[c]), median_of(res[c], runs, offsetof(struct result, rss_mib)));
         }
         if (ncaptures > 1)
-            printf("  ratio first / second capture: events/s x%.2f, events per CPU-second x%.2f, "
+            printf("  ratio first / second capture: end to end: events/s x%.2f, events per "
+                   "CPU-second x%.2f; ingest alone: events/s x%.2f, events per CPU-second x%.2f; "
                    "peak RSS x%.3f\n",
-                   wall[0] > 0 ? wall[1] / wall[0] : 0.0, cpu[0] > 0 ? cpu[1] / cpu[0] : 0.0,
+                   per(wall[1], wall[0]), per(cpu[1], cpu[0]), per(iwall[1], iwall[0]),
+                   per(icpu[1], icpu[0]),
                    median_of(res[0], runs, offsetof(struct result, rss_mib)) /
                        median_of(res[1], runs, offsetof(struct result, rss_mib)));
         else

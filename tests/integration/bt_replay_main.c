@@ -46,12 +46,13 @@ int main(int argc, char **argv)
     if (rc < 0)
         fprintf(stderr, "%s: %s\n", argv[0], err);
     const uint64_t *q = bt_replay_query_counts(r);
-    printf("done: %llu events sent; queries: string %llu, thread %llu, srcloc %llu, plot %llu, "
+    printf("done: %llu events sent in %.6f s; queries: string %llu, thread %llu, srcloc %llu, plot "
+           "%llu, "
            "frame %llu, callstack frame %llu, symbol %llu, terminate %llu\n",
-           (unsigned long long)bt_replay_events_sent(r), (unsigned long long)q[1],
-           (unsigned long long)q[2], (unsigned long long)q[3], (unsigned long long)q[4],
-           (unsigned long long)q[5], (unsigned long long)q[10], (unsigned long long)q[11],
-           (unsigned long long)q[0]);
+           (unsigned long long)bt_replay_events_sent(r), bt_replay_served_seconds(r),
+           (unsigned long long)q[1], (unsigned long long)q[2], (unsigned long long)q[3],
+           (unsigned long long)q[4], (unsigned long long)q[5], (unsigned long long)q[10],
+           (unsigned long long)q[11], (unsigned long long)q[0]);
     bt_replay_close(r);
     return rc < 0 ? 1 : 0;
 }

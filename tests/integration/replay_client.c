@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "boardtrace/wire.h"
@@ -45,6 +46,7 @@ struct bt_replay {
     uint64_t sent;
     uint64_t zone_begins_sent;
     uint64_t sources_unrecorded; /* source files asked that the recording has no answer for */
+    double served;               /* s from the capture's connection to its Terminate query */
 };
 
 /* What the recorded capture asked, to pair answers that carry no key of
@@ -553,6 +555,13 @@ static const struct group *find_answer(const struct bt_replay *r, int type, uint
     return NULL;
 }
 
+static double seconds_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
 {
     struct pollfd lp = {.fd = r->listen_fd, .events = POLLIN};
@@ -565,6 +574,7 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
         snprintf(err, errlen, "accept: %s", strerror(errno));
         return -1;
     }
+    double t0 = seconds_now();
     uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
     if (recv_all(r->fd, hello, sizeof hello) < 0 ||
         memcmp(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE) != 0 ||
@@ -649,6 +659,7 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     continue;
                 }
                 if (type == BT_QUERY_TERMINATE) {
+                    r->served = seconds_now() - t0;
                     rc = terminate_sent ? 0 : -1;
                     if (rc < 0)
                         snprintf(err, errlen, "the capture terminated before the data ended");
@@ -734,6 +745,11 @@ out:
 const uint64_t *bt_replay_query_counts(const struct bt_replay *r)
 {
     return r->queries;
+}
+
+double bt_replay_served_seconds(const struct bt_replay *r)
+{
+    return r->served;
 }
 
 uint64_t bt_replay_events_sent(const struct bt_replay *r)

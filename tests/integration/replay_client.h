@@ -26,6 +26,9 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
 int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen);
 /* Queries received by type (index = query type, 0..15). */
 const uint64_t *bt_replay_query_counts(const struct bt_replay *r);
+/* Seconds from the capture's connection to its Terminate query: how long
+ * it took to ingest the session (0 until it terminated). */
+double bt_replay_served_seconds(const struct bt_replay *r);
 /* Data events sent so far. */
 uint64_t bt_replay_events_sent(const struct bt_replay *r);
 /* Source files the capture asked for that the recording holds no answer
