@@ -1,7 +1,8 @@
 /* The .tracy writer: lays the model and its spools out as upstream's file
  * payload (0.14.0, or 0.11.1 for older GUIs), cut into 64 KiB blocks that are
- * zstd-compressed one stream-flush each, as upstream's FileWrite does. Zones
- * and memory events stream from the spools; memory stays bounded. */
+ * zstd-compressed one stream-flush each, in as many streams as the machine
+ * has CPUs for (up to 4, as upstream's FileWrite does; btc_compress.c).
+ * Zones and memory events stream from the spools; memory stays bounded. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -14,7 +15,6 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include <zstd.h>
 
 #include "btc_format.h"
 #include "btc_tracy.h"
@@ -28,17 +28,9 @@ static void fw_block(struct fw *w)
     w->len = 0;
     if (w->failed || !len)
         return;
-    ZSTD_inBuffer in = {w->blk, len, 0};
-    ZSTD_outBuffer out = {w->out + 4, w->out_cap - 4, 0};
-    size_t r = ZSTD_compressStream2(w->z, &out, &in, ZSTD_e_flush);
-    if (ZSTD_isError(r) || r != 0 || in.pos != in.size) {
+    if (btc_compress_next(w->c, len, w->f, &w->file_bytes) < 0)
         w->failed = 1;
-        return;
-    }
-    bt_wire_put_u32(w->out, (uint32_t)out.pos);
-    if (fwrite(w->out, 1, out.pos + 4, w->f) != out.pos + 4)
-        w->failed = 1;
-    w->file_bytes += out.pos + 4;
+    w->blk = btc_compress_block(w->c);
 }
 
 void btc_fw_put(struct fw *w, const void *p, size_t n)
@@ -934,22 +926,15 @@ int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char 
         tmp[0] = '\0';
         return BTC_ERR_IO;
     }
-    w->blk = malloc(BTC_FILE_BLOCK_SIZE);
-    w->out_cap = ZSTD_compressBound(BTC_FILE_BLOCK_SIZE) + 4;
-    w->out = malloc(w->out_cap);
-    w->z = ZSTD_createCCtx();
-    if (!w->blk || !w->out || !w->z) {
+    w->c = btc_compress_open(btc_compress_default_streams());
+    if (!w->c) {
         snprintf(err, errlen, "out of memory for the file writer");
         return btc_fw_end(w, path, tmp, BTC_ERR_NOMEM, NULL, err, errlen);
     }
-    ZSTD_CCtx_setParameter(w->z, ZSTD_c_compressionLevel, BTC_FILE_ZSTD_LEVEL);
-    ZSTD_CCtx_setParameter(w->z, ZSTD_c_contentSizeFlag, 0);
-    /* A 512 KiB window instead of level 3's 2 MiB: the context shrinks by
-     * 1.5 MiB, a third of the writer's memory, and the blocks, flushed every
-     * 64 KiB, compress as well (the full recording: 0.2% smaller). */
-    ZSTD_CCtx_setParameter(w->z, ZSTD_c_windowLog, BTC_FILE_ZSTD_WINDOW_LOG);
-    uint8_t head[6] = {btc_file_magic[0], btc_file_magic[1],      btc_file_magic[2],
-                       btc_file_magic[3], BTC_FILE_COMPRESS_ZSTD, 1};
+    w->blk = btc_compress_block(w->c);
+    uint8_t head[6] = {btc_file_magic[0],      btc_file_magic[1],
+                       btc_file_magic[2],      btc_file_magic[3],
+                       BTC_FILE_COMPRESS_ZSTD, (uint8_t)btc_compress_streams(w->c)};
     if (fwrite(head, 1, sizeof head, w->f) != sizeof head)
         w->failed = 1;
     w->file_bytes = sizeof head;
@@ -959,8 +944,11 @@ int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char 
 int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t *bytes, char *err,
                size_t errlen)
 {
-    if (w->z && w->blk && w->out)
+    if (w->c) {
         fw_block(w);
+        if (btc_compress_flush(w->c, w->f, &w->file_bytes) < 0)
+            w->failed = 1;
+    }
     bool in_place = !tmp[0];
     const char *name = in_place ? path : tmp;
     if (rc >= 0 && (w->failed || fflush(w->f) != 0 || (!in_place && fsync(fileno(w->f)) != 0))) {
@@ -981,9 +969,7 @@ int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t
     }
     if (bytes)
         *bytes = w->file_bytes;
-    free(w->blk);
-    free(w->out);
-    ZSTD_freeCCtx(w->z);
+    btc_compress_close(w->c);
     memset(w, 0, sizeof *w);
     return rc;
 }

@@ -8,18 +8,15 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
-#include <zstd.h>
-
+#include "btc_compress.h"
 #include "btc_format.h"
 #include "btc_model.h"
 
 struct fw {
     FILE *f;
-    uint8_t *blk;
+    uint8_t *blk; /* the block being filled (btc_compress_block) */
     size_t len;
-    ZSTD_CCtx *z;
-    uint8_t *out;
-    size_t out_cap;
+    struct btc_compress *c;
     uint64_t file_bytes;
     int failed;
 };
