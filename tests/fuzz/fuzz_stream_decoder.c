@@ -1,7 +1,9 @@
 /* libFuzzer target for the stream decoder and event model: arbitrary bytes
  * as LZ4 frames (first byte odd) or as decompressed events (even), then the
  * .tracy writer on whatever was accepted and the reader on its output, which
- * must load: the capture never writes a file it cannot read back. */
+ * must load: the capture never writes a file it cannot read back. Each input
+ * is decoded twice, with the zone fast path and without: the status, the
+ * message and the file must be the same. */
 #define _GNU_SOURCE
 #include <stdint.h>
 #include <stdio.h>
@@ -22,7 +24,82 @@ static void remove_dir(void)
     char path[128];
     snprintf(path, sizeof path, "%s/out.tracy", dir);
     unlink(path);
+    snprintf(path, sizeof path, "%s/plain.tracy", dir);
+    unlink(path);
     rmdir(dir);
+}
+
+/* Decodes the input into a model (the zone fast path on or off), writes
+ * it to path and reads it back; returns the decoder's status, its message
+ * in err. */
+static int decode_and_write(const uint8_t *data, size_t size, int frames, int fast,
+                            const char *path, char *err, size_t errlen)
+{
+    /* code transfer on and an x86-64 client: symbol code the input sends
+     * (after a frame asked for it) goes through the instruction decoder */
+    struct btc_welcome w = {.timer_mul = 1.0,
+                            .init_begin = 0,
+                            .init_end = 10,
+                            .exec_time = 1,
+                            .flags = BT_WELCOME_FLAG_CODE_TRANSFER,
+                            .cpu_arch = BT_CPU_ARCH_X64};
+    snprintf(w.program, sizeof w.program, "fuzz");
+    struct btc_decoder d;
+    struct btc_model m;
+    char werr[512];
+    if (btc_decoder_init(&d, &w) < 0)
+        abort();
+    if (fast)
+        d.zones = (struct btc_zone_fast){btc_model_zone_begin_fast, btc_model_zone_end_fast, &m};
+    if (btc_model_init(&m, &w, dir, werr, sizeof werr) < 0)
+        abort();
+    err[0] = 0;
+    int rc = 0;
+    if (frames) {
+        while (size >= 4 && rc >= 0) {
+            uint32_t n = bt_wire_get_u32(data);
+            if (n > size - 4)
+                n = (uint32_t)(size - 4);
+            rc = btc_decoder_frame(&d, data + 4, n, btc_model_event, &m, err, errlen);
+            data += 4 + n;
+            size -= 4 + n;
+        }
+    } else if (size) {
+        rc = btc_decoder_events(&d, data, size > BT_WIRE_FRAME_SIZE ? BT_WIRE_FRAME_SIZE : size,
+                                btc_model_event, &m, err, errlen);
+    }
+    if (btc_model_finish(&m) < 0 ||
+        btc_tracy_write(&m, path, BTC_FILE_VERSION_0_14_0, NULL, werr, sizeof werr) < 0)
+        abort();
+    struct btc_trace t;
+    if (btc_tracy_read(path, &t, NULL, NULL, werr, sizeof werr) < 0) {
+        fprintf(stderr, "written file does not read back: %s\n", werr);
+        abort();
+    }
+    if (t.zones != m.zone_count) {
+        fprintf(stderr, "zones: %llu in the file, %llu captured\n", (unsigned long long)t.zones,
+                (unsigned long long)m.zone_count);
+        abort();
+    }
+    btc_trace_free(&t);
+    btc_model_free(&m);
+    btc_decoder_free(&d);
+    return rc;
+}
+
+static uint8_t *slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        abort();
+    fseek(f, 0, SEEK_END);
+    *len = (size_t)ftell(f);
+    rewind(f);
+    uint8_t *b = malloc(*len + 1);
+    if (!b || fread(b, 1, *len, f) != *len)
+        abort();
+    fclose(f);
+    return b;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -35,59 +112,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!mkdtemp(dir))
             abort();
         atexit(remove_dir);
+        have_dir = 1;
     }
-    have_dir = 1;
-    /* code transfer on and an x86-64 client: symbol code the input sends
-     * (after a frame asked for it) goes through the instruction decoder */
-    struct btc_welcome w = {.timer_mul = 1.0,
-                            .init_begin = 0,
-                            .init_end = 10,
-                            .exec_time = 1,
-                            .flags = BT_WELCOME_FLAG_CODE_TRANSFER,
-                            .cpu_arch = BT_CPU_ARCH_X64};
-    snprintf(w.program, sizeof w.program, "fuzz");
-    struct btc_decoder d;
-    struct btc_model m;
-    char err[512];
-    if (btc_decoder_init(&d, &w) < 0)
-        abort();
-    if (btc_model_init(&m, &w, dir, err, sizeof err) < 0)
-        abort();
     int frames = data[0] & 1;
     data++;
     size--;
-    int rc = 0;
-    if (frames) {
-        while (size >= 4 && rc >= 0) {
-            uint32_t n = bt_wire_get_u32(data);
-            if (n > size - 4)
-                n = (uint32_t)(size - 4);
-            rc = btc_decoder_frame(&d, data + 4, n, btc_model_event, &m, err, sizeof err);
-            data += 4 + n;
-            size -= 4 + n;
-        }
-    } else if (size) {
-        rc = btc_decoder_events(&d, data, size > BT_WIRE_FRAME_SIZE ? BT_WIRE_FRAME_SIZE : size,
-                                btc_model_event, &m, err, sizeof err);
-    }
-    char path[128];
+    /* The zone fast path must change nothing: the same status, message
+     * and file as the event callback alone. */
+    char path[128], plain[128], err[512], plain_err[512];
     snprintf(path, sizeof path, "%s/out.tracy", dir);
-    if (btc_model_finish(&m) < 0 ||
-        btc_tracy_write(&m, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err) < 0)
-        abort();
-    struct btc_trace t;
-    if (btc_tracy_read(path, &t, NULL, NULL, err, sizeof err) < 0) {
-        fprintf(stderr, "written file does not read back: %s\n", err);
-        abort();
-    }
-    if (t.zones != m.zone_count) {
-        fprintf(stderr, "zones: %llu in the file, %llu captured\n", (unsigned long long)t.zones,
-                (unsigned long long)m.zone_count);
+    snprintf(plain, sizeof plain, "%s/plain.tracy", dir);
+    int rc = decode_and_write(data, size, frames, 1, path, err, sizeof err);
+    int plain_rc = decode_and_write(data, size, frames, 0, plain, plain_err, sizeof plain_err);
+    size_t n, plain_n;
+    uint8_t *a = slurp(path, &n), *b = slurp(plain, &plain_n);
+    if (rc != plain_rc || strcmp(err, plain_err) != 0 || n != plain_n || memcmp(a, b, n) != 0) {
+        fprintf(stderr, "zone fast path: status %d (%s), without it %d (%s); files %s\n", rc, err,
+                plain_rc, plain_err, n == plain_n && !memcmp(a, b, n) ? "equal" : "differ");
         abort();
     }
-    btc_trace_free(&t);
+    free(a);
+    free(b);
     unlink(path);
-    btc_model_free(&m);
-    btc_decoder_free(&d);
+    unlink(plain);
     return 0;
 }

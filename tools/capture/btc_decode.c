@@ -303,6 +303,35 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
                      (unsigned)BT_EV_COUNT);
             return fail(d, off, type, err, errlen, what);
         }
+        if (d->zones.begin && type >= BT_EV_ZONE_BEGIN && type <= BT_EV_ZONE_END16 &&
+            (type <= BT_EV_ZONE_BEGIN16 || type >= BT_EV_ZONE_END) &&
+            left >= bt_wire_event_size[type]) {
+            /* Wide, 32-bit or 16-bit time delta, in that order in both
+             * ranges (as event_time_layout has them). */
+            unsigned form = (type - BT_EV_ZONE_BEGIN) % 3;
+            int64_t v;
+            if (form == 0) {
+                v = (int64_t)bt_wire_get_u64(p + 1);
+                if (v >= 0)
+                    v = (int64_t)((uint64_t)v + (uint64_t)BT_WIRE_OFF32);
+            } else if (form == 1) {
+                v = (int64_t)bt_wire_get_u32(p + 1) + BT_WIRE_OFF16;
+            } else {
+                v = bt_wire_get_u16(p + 1);
+            }
+            int64_t ticks = (int64_t)((uint64_t)d->ref_thr + (uint64_t)v);
+            int64_t ns = btc_decoder_ns(d, ticks);
+            size_t size = bt_wire_event_size[type];
+            int took = type <= BT_EV_ZONE_BEGIN16
+                           ? d->zones.begin(d->zones.ctx, ns, bt_wire_get_u64(p + size - 8))
+                           : d->zones.end(d->zones.ctx, ns);
+            if (took) {
+                d->ref_thr = ticks;
+                d->events++;
+                pos += size;
+                continue;
+            }
+        }
         if (type == BT_EV_EXTERNAL_NAME_METADATA || type == BT_EV_SYMBOL_CODE_METADATA ||
             type == BT_EV_SOURCE_CODE_METADATA)
             return fail(d, off, type, err, errlen, "client-internal event on the wire");

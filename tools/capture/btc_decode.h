@@ -54,6 +54,19 @@ struct btc_event {
 /* Returns 0 to go on, a negative status to stop (writing a message to err). */
 typedef int (*btc_event_fn)(void *ctx, const struct btc_event *ev, char *err, size_t errlen);
 
+/* An optional fast path for plain zone begins and ends, the bulk of most
+ * streams: called with the event's time (ns) and, for a begin, its source
+ * location key, before anything else is done with the event. It returns 1
+ * when it took the event whole, 0 to leave it to the event callback
+ * untouched (anything unusual: a new thread or source location, a zone
+ * with text, a check that fails), so that path keeps every check and error
+ * report. */
+struct btc_zone_fast {
+    int (*begin)(void *ctx, int64_t time, uint64_t srcloc_key);
+    int (*end)(void *ctx, int64_t time);
+    void *ctx;
+};
+
 struct btc_decoder {
     void *lz4; /* LZ4_streamDecode_t */
     uint8_t *ring;
@@ -71,6 +84,7 @@ struct btc_decoder {
     /* Per type: time kind, time offset, compact form, consumes staged
      * strings; filled at init so the hot loop does one lookup. */
     uint8_t layout[BT_EV_COUNT][4];
+    struct btc_zone_fast zones; /* begin NULL: none */
 };
 
 int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w);

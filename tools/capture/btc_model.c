@@ -503,6 +503,83 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
     return BTC_OK;
 }
 
+/* The decoder's fast path (struct btc_zone_fast): the zone_begin and
+ * zone_end above for the common case only, taking nothing it would have to
+ * refuse: everything else goes back (0) to btc_model_event, unchanged. */
+static struct btc_thread *fast_thread(struct btc_model *m, int64_t *ti)
+{
+    if (m->current_thread < 0)
+        return NULL;
+    int64_t fiber = thread_at(m, m->current_thread)->fiber;
+    *ti = fiber >= 0 ? fiber : m->current_thread;
+    return thread_at(m, *ti);
+}
+
+int btc_model_zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key)
+{
+    struct btc_model *m = ctx;
+    int64_t ti;
+    struct btc_thread *t = fast_thread(m, &ti);
+    int16_t srcloc = m->last_srcloc_id;
+    if (!t || !srcloc || m->last_srcloc_key != srcloc_key || t->stack.len == t->stack.cap ||
+        t->stack.len >= 65535)
+        return 0;
+    struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
+    if (parent && time < parent->start)
+        return 0;
+    uint64_t at;
+    if (btc_timeline_begin(&m->zones, (uint32_t)ti, srcloc,
+                           (uint64_t)time - (uint64_t)t->timeline_ref, &at) < 0)
+        return 0;
+    if (parent)
+        parent->children++;
+    t->timeline_ref = time;
+    struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len++);
+    z->at = at;
+    z->start = time;
+    z->children = 0;
+    z->validation = t->next_validation;
+    t->next_validation = 0;
+    memset(&z->extra, 0, sizeof z->extra);
+    z->has_extra = 0;
+    z->text = NULL;
+    z->text_len = 0;
+    t->zones++;
+    t->top_zones += parent == NULL;
+    m->zone_count++;
+    ((uint64_t *)m->srcloc_zone_counts.data)[srcloc - 1]++;
+    see_time(m, time);
+    m->event_count++;
+    return 1;
+}
+
+int btc_model_zone_end_fast(void *ctx, int64_t time)
+{
+    struct btc_model *m = ctx;
+    int64_t ti;
+    struct btc_thread *t = fast_thread(m, &ti);
+    if (!t || !t->stack.len)
+        return 0;
+    struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
+    if (z->validation != t->next_validation || time < z->start || z->text || z->has_extra)
+        return 0;
+    if (z->children) {
+        uint8_t both[8];
+        btc_le_store(both, (uint64_t)z->children << 32, 8);
+        if (btc_timeline_patch(&m->zones, z->at + BTC_TL_BEGIN_EXTRA_OFF, both, sizeof both) < 0)
+            return 0;
+    }
+    if (btc_timeline_end(&m->zones, (uint32_t)ti, (uint64_t)time - (uint64_t)t->timeline_ref) < 0)
+        return 0;
+    t->child_lists += z->children != 0;
+    t->timeline_ref = time;
+    t->next_validation = 0;
+    t->stack.len--;
+    see_time(m, time);
+    m->event_count++;
+    return 1;
+}
+
 static int zone_top(struct btc_model *m, const struct btc_event *ev, struct btc_open_zone **out,
                     char *err, size_t errlen)
 {
