@@ -209,9 +209,15 @@ static double median_of(const struct result *r, int runs, size_t field)
     return v[runs / 2];
 }
 
-static double per(double n, double d)
+/* n / d into buf ("%*.*f"), or "n/a" when d is 0: a CPU time below the
+ * clock tick /proc counts in. */
+static const char *per(char *buf, size_t len, int width, int prec, double n, double d)
 {
-    return d > 0 ? n / d : 0.0;
+    if (d > 0 && n > 0)
+        snprintf(buf, len, "%*.*f", width, prec, n / d);
+    else
+        snprintf(buf, len, "%*s", width, "n/a");
+    return buf;
 }
 
 int main(int argc, char **argv)
@@ -262,17 +268,23 @@ int main(int argc, char **argv)
             cpu[c] = median_of(res[c], runs, offsetof(struct result, cpu));
             iwall[c] = median_of(res[c], runs, offsetof(struct result, ingest_wall));
             icpu[c] = median_of(res[c], runs, offsetof(struct result, ingest_cpu));
-            printf("  %-50s %11.0f events/s, %11.0f per CPU-second | %11.0f events/s, %11.0f per "
-                   "CPU-second; peak RSS %6.1f MiB\n",
-                   captures[c], per(events, wall[c]), per(events, cpu[c]), per(events, iwall[c]),
-                   per(events, icpu[c]), median_of(res[c], runs, offsetof(struct result, rss_mib)));
+            char a[32], b[32], e[32], f[32];
+            printf("  %-50s %s events/s, %s per CPU-second | %s events/s, %s per CPU-second; peak "
+                   "RSS %6.1f MiB\n",
+                   captures[c], per(a, sizeof a, 11, 0, events, wall[c]),
+                   per(b, sizeof b, 11, 0, events, cpu[c]),
+                   per(e, sizeof e, 11, 0, events, iwall[c]),
+                   per(f, sizeof f, 11, 0, events, icpu[c]),
+                   median_of(res[c], runs, offsetof(struct result, rss_mib)));
         }
+        char a[32], b[32], e[32], f[32];
         if (ncaptures > 1)
-            printf("  ratio first / second capture: end to end: events/s x%.2f, events per "
-                   "CPU-second x%.2f; ingest alone: events/s x%.2f, events per CPU-second x%.2f; "
+            printf("  ratio first / second capture: end to end: events/s x%s, events per "
+                   "CPU-second x%s; ingest alone: events/s x%s, events per CPU-second x%s; "
                    "peak RSS x%.3f\n",
-                   per(wall[1], wall[0]), per(cpu[1], cpu[0]), per(iwall[1], iwall[0]),
-                   per(icpu[1], icpu[0]),
+                   per(a, sizeof a, 0, 2, wall[1], wall[0]), per(b, sizeof b, 0, 2, cpu[1], cpu[0]),
+                   per(e, sizeof e, 0, 2, iwall[1], iwall[0]),
+                   per(f, sizeof f, 0, 2, icpu[1], icpu[0]),
                    median_of(res[0], runs, offsetof(struct result, rss_mib)) /
                        median_of(res[1], runs, offsetof(struct result, rss_mib)));
         else

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <lz4.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -574,6 +575,10 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
         snprintf(err, errlen, "accept: %s", strerror(errno));
         return -1;
     }
+    /* As the runtime's client: answers and the data behind them go out at
+     * once, not held back by Nagle until the capture's delayed ACK. */
+    int one = 1;
+    setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     double t0 = seconds_now();
     uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
     if (recv_all(r->fd, hello, sizeof hello) < 0 ||
