@@ -1,4 +1,4 @@
-# `cmake --install`: the runtime library, its headers (with the generated
+# `cmake --install`: the runtime library, its C and C++ headers (with the generated
 # config header), a package config (find_package(boardtrace), linking
 # boardtrace::runtime) and a pkg-config file, plus the executables. Board
 # captures also go to share/boardtrace/<arch>/, where an installed
@@ -10,7 +10,7 @@ install(TARGETS bt_runtime EXPORT boardtraceTargets
         ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(DIRECTORY "${PROJECT_SOURCE_DIR}/runtime/include/"
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h")
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} FILES_MATCHING PATTERN "*.h" PATTERN "*.hpp")
 install(FILES "${PROJECT_BINARY_DIR}/generated/boardtrace/config.h"
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/boardtrace)
 

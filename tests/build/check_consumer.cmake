@@ -11,6 +11,7 @@ include("${CMAKE_CURRENT_LIST_DIR}/run.cmake")
 
 run("cmake --install" ${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 foreach(f include/boardtrace/trace.h include/boardtrace/config.h include/tracy/TracyC.h
+          include/tracy/Tracy.hpp
           lib/libboardtrace.a lib/cmake/boardtrace/boardtraceConfig.cmake)
     if(NOT EXISTS "${prefix}/${f}")
         message(FATAL_ERROR "cmake --install did not install ${f}")
@@ -31,7 +32,8 @@ run("building the consumer" ${CMAKE_COMMAND} --build "${build}")
 run("running the consumer" ${CMAKE_COMMAND} -E env TRACY_NO_BROADCAST=1 ${EMULATOR}
     "${build}/consumer")
 message(STATUS "consumer output: ${run_output}")
-if(NOT run_output MATCHES "consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]")
+if(NOT run_output MATCHES "consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]"
+   OR NOT run_output MATCHES "consumer: C\\+\\+ API 3 zones")
     message(FATAL_ERROR "unexpected consumer output: ${run_output}")
 endif()
 file(REMOVE_RECURSE "${prefix}" "${build}")
