@@ -32,8 +32,13 @@ run("building the consumer" ${CMAKE_COMMAND} --build "${build}")
 run("running the consumer" ${CMAKE_COMMAND} -E env TRACY_NO_BROADCAST=1 ${EMULATOR}
     "${build}/consumer")
 message(STATUS "consumer output: ${run_output}")
-if(NOT run_output MATCHES "consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]"
-   OR NOT run_output MATCHES "consumer: C\\+\\+ API 3 zones")
+if(NOT run_output MATCHES "consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]")
     message(FATAL_ERROR "unexpected consumer output: ${run_output}")
+endif()
+run("running the C++ consumer" ${CMAKE_COMMAND} -E env TRACY_NO_BROADCAST=1 ${EMULATOR}
+    "${build}/consumer-cpp")
+message(STATUS "C++ consumer output: ${run_output}")
+if(NOT run_output MATCHES "consumer-cpp: C\\+\\+ API 3 zones")
+    message(FATAL_ERROR "unexpected C++ consumer output: ${run_output}")
 endif()
 file(REMOVE_RECURSE "${prefix}" "${build}")

@@ -1,8 +1,9 @@
-// The installed package's C++ API (<tracy/Tracy.hpp>) in the same program:
-// scoped zones, a frame mark and a message, as a C++ user's code has them.
-#include <tracy/Tracy.hpp>
+// A user's C++ program built against the installed package: Tracy's C++ API
+// (<tracy/Tracy.hpp>) with scoped zones, a message and a frame mark, nobody
+// connected, so it exits at once. Prints how many zones it opened.
+#include <cstdio>
 
-extern "C" int consumer_cpp(void);
+#include <tracy/Tracy.hpp>
 
 static int leaf(int i)
 {
@@ -10,13 +11,16 @@ static int leaf(int i)
     return i * 2;
 }
 
-extern "C" int consumer_cpp(void)
+int main()
 {
-    ZoneScopedN("consumer_cpp");
     int zones = 1;
-    for (int i = 0; i < 2; i++)
-        zones += leaf(i) >= 0;
-    TracyMessageL("consumer C++ API");
+    {
+        ZoneScopedN("consumer_cpp");
+        for (int i = 0; i < 2; i++)
+            zones += leaf(i) >= 0;
+        TracyMessageL("consumer C++ API");
+    }
     FrameMark;
-    return zones;
+    std::printf("consumer-cpp: C++ API %d zones\n", zones);
+    return 0;
 }

@@ -1,14 +1,11 @@
 /* A user's program built against the installed boardtrace package: one zone,
- * a message and a plot through <boardtrace/trace.h>, and the C++ API's zones
- * (cpp_api.cpp), nobody connected, so it exits at once. Prints the version
- * and mode it was built with and the C++ part's zone count. */
+ * a message and a plot through <boardtrace/trace.h>, nobody connected, so it
+ * exits at once. Prints the version and mode it was built with. */
 #include <stdio.h>
 #include <string.h>
 
 #include <boardtrace/config.h>
 #include <boardtrace/trace.h>
-
-int consumer_cpp(void);
 
 int main(void)
 {
@@ -17,6 +14,5 @@ int main(void)
     BT_PLOT("consumer.value", 1.0);
     BT_ZONE_END(zone);
     printf("consumer: boardtrace %s mode %d\n", BT_VERSION_STRING, BT_TRACING_MODE);
-    printf("consumer: C++ API %d zones\n", consumer_cpp());
     return 0;
 }
