@@ -390,6 +390,38 @@ static void see_time(struct btc_model *m, int64_t t)
 
 /* ---- zones ------------------------------------------------------------ */
 
+/* Opens a zone on thread t (model index ti) once every check has passed
+ * and its stack has room: its bytes in the timeline spool (the file's
+ * encoding; extra and child count are patched at its end), its entry on the
+ * stack, the counts. NULL when the spool cannot be written, nothing changed. */
+static struct btc_open_zone *open_zone(struct btc_model *m, struct btc_thread *t, int64_t ti,
+                                       int16_t srcloc, int64_t time)
+{
+    struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
+    uint64_t at;
+    if (btc_timeline_begin(&m->zones, (uint32_t)ti, srcloc,
+                           (uint64_t)time - (uint64_t)t->timeline_ref, &at) < 0)
+        return NULL;
+    if (parent)
+        parent->children++;
+    t->timeline_ref = time;
+    struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len++);
+    memset(z, 0, sizeof *z);
+    z->at = at;
+    z->start = time;
+    z->validation = t->next_validation;
+    t->next_validation = 0;
+    t->zones++;
+    t->top_zones += parent == NULL;
+    m->zone_count++;
+    if (srcloc > 0)
+        ((uint64_t *)m->srcloc_zone_counts.data)[srcloc - 1]++;
+    else
+        ((uint64_t *)m->payload_zone_counts.data)[-srcloc - 1]++;
+    see_time(m, time);
+    return z;
+}
+
 static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t srcloc,
                       int with_callstack, char *err, size_t errlen)
 {
@@ -411,34 +443,16 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
         return failf(ev, err, errlen,
                      "zone begins at %" PRId64 " ns, before its parent (%" PRId64 " ns)", ev->time,
                      parent->start);
-    if (parent)
-        parent->children++;
-    /* The file's encoding; extra and child count are patched at the end. */
-    uint64_t at;
-    if (btc_timeline_begin(&m->zones, (uint32_t)ti, srcloc,
-                           (uint64_t)ev->time - (uint64_t)t->timeline_ref, &at) < 0) {
+    struct btc_open_zone *z = open_zone(m, t, ti, srcloc, ev->time);
+    if (!z) {
         snprintf(err, errlen, "cannot write the zone spool");
         return BTC_ERR_IO;
     }
-    t->timeline_ref = ev->time;
-    struct btc_open_zone *z = btc_vec_push(&t->stack); /* capacity reserved above */
-    z->at = at;
-    z->start = ev->time;
-    z->validation = t->next_validation;
-    t->next_validation = 0;
     if (with_callstack) {
         z->extra.callstack = t->pending_callstack;
         z->has_extra = 1;
         t->pending_callstack = 0;
     }
-    t->zones++;
-    t->top_zones += parent == NULL;
-    m->zone_count++;
-    if (srcloc > 0)
-        ((uint64_t *)m->srcloc_zone_counts.data)[srcloc - 1]++;
-    else
-        ((uint64_t *)m->payload_zone_counts.data)[-srcloc - 1]++;
-    see_time(m, ev->time);
     return BTC_OK;
 }
 
@@ -462,8 +476,6 @@ static int close_zone(struct btc_model *m, int64_t ti, struct btc_open_zone *z, 
             return BTC_ERR_IO;
         extra = (uint32_t)(idx + 1);
     }
-    if (z->children)
-        t->child_lists++;
     if (extra || z->children) {
         uint8_t both[8];
         btc_le_store(both, extra | (uint64_t)z->children << 32, 8);
@@ -471,8 +483,11 @@ static int close_zone(struct btc_model *m, int64_t ti, struct btc_open_zone *z, 
             return BTC_ERR_IO;
     }
     int rc = btc_timeline_end(&m->zones, (uint32_t)ti, (uint64_t)end - (uint64_t)t->timeline_ref);
+    if (rc < 0)
+        return rc;
+    t->child_lists += z->children != 0;
     t->timeline_ref = end;
-    return rc;
+    return BTC_OK;
 }
 
 static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
@@ -524,31 +539,11 @@ int btc_model_zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key)
     if (!t || !srcloc || m->last_srcloc_key != srcloc_key || t->stack.len == t->stack.cap ||
         t->stack.len >= 65535)
         return 0;
-    struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
-    if (parent && time < parent->start)
+    if (t->stack.len &&
+        time < ((struct btc_open_zone *)btc_vec_at(&t->stack, t->stack.len - 1))->start)
         return 0;
-    uint64_t at;
-    if (btc_timeline_begin(&m->zones, (uint32_t)ti, srcloc,
-                           (uint64_t)time - (uint64_t)t->timeline_ref, &at) < 0)
+    if (!open_zone(m, t, ti, srcloc, time))
         return 0;
-    if (parent)
-        parent->children++;
-    t->timeline_ref = time;
-    struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len++);
-    z->at = at;
-    z->start = time;
-    z->children = 0;
-    z->validation = t->next_validation;
-    t->next_validation = 0;
-    memset(&z->extra, 0, sizeof z->extra);
-    z->has_extra = 0;
-    z->text = NULL;
-    z->text_len = 0;
-    t->zones++;
-    t->top_zones += parent == NULL;
-    m->zone_count++;
-    ((uint64_t *)m->srcloc_zone_counts.data)[srcloc - 1]++;
-    see_time(m, time);
     m->event_count++;
     return 1;
 }
@@ -561,18 +556,9 @@ int btc_model_zone_end_fast(void *ctx, int64_t time)
     if (!t || !t->stack.len)
         return 0;
     struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
-    if (z->validation != t->next_validation || time < z->start || z->text || z->has_extra)
+    if (z->validation != t->next_validation || time < z->start || z->text || z->has_extra ||
+        close_zone(m, ti, z, time) < 0)
         return 0;
-    if (z->children) {
-        uint8_t both[8];
-        btc_le_store(both, (uint64_t)z->children << 32, 8);
-        if (btc_timeline_patch(&m->zones, z->at + BTC_TL_BEGIN_EXTRA_OFF, both, sizeof both) < 0)
-            return 0;
-    }
-    if (btc_timeline_end(&m->zones, (uint32_t)ti, (uint64_t)time - (uint64_t)t->timeline_ref) < 0)
-        return 0;
-    t->child_lists += z->children != 0;
-    t->timeline_ref = time;
     t->next_validation = 0;
     t->stack.len--;
     see_time(m, time);
