@@ -135,7 +135,10 @@ static int capture_once(const char *client, const char *data, const char *captur
     res->ingest_wall = res->ingest_cpu = -1;
     char cline[1024];
     size_t clen = 0;
-    while (pidfd >= 0 && client_open) {
+    /* After the capture exits (a short session may end before the client's
+     * line is read), the client's time is still read, to its end. */
+    int capture_gone = 0;
+    while (pidfd >= 0 && client_open && !(capture_gone && res->ingest_wall >= 0)) {
         struct pollfd pf[2] = {{.fd = pidfd, .events = POLLIN},
                                {.fd = client_fd, .events = POLLIN}};
         if (poll(pf, 2, -1) < 0)
@@ -149,7 +152,8 @@ static int capture_once(const char *client, const char *data, const char *captur
                 cline[clen] = 0;
                 const char *in = strstr(cline, " events sent in ");
                 if (in && strchr(in, ';') && res->ingest_wall < 0) {
-                    res->ingest_cpu = process_cpu(cp);
+                    if (!capture_gone)
+                        res->ingest_cpu = process_cpu(cp);
                     res->ingest_wall = atof(in + 16);
                 }
                 if (clen == sizeof cline - 1)
@@ -157,7 +161,7 @@ static int capture_once(const char *client, const char *data, const char *captur
             }
         }
         if (pf[0].revents)
-            break;
+            capture_gone = 1;
     }
     if (pidfd >= 0)
         close(pidfd);
@@ -169,7 +173,7 @@ static int capture_once(const char *client, const char *data, const char *captur
                ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec) / 1e6;
     res->rss_mib = (double)ru.ru_maxrss / 1024.0;
     /* A capture that ended before the client's line was read: its whole
-     * run is the bound. */
+     * run bounds the ingest's CPU. */
     if (res->ingest_cpu < 0 || res->ingest_cpu > res->cpu)
         res->ingest_cpu = res->cpu;
     if (res->ingest_wall < 0)
