@@ -27,18 +27,19 @@ if(TOOLCHAIN)
 endif()
 run("configuring the consumer" ${CMAKE_COMMAND} ${args})
 run("building the consumer" ${CMAKE_COMMAND} --build "${build}")
-# It announces itself like any traced program would; tests keep every packet
-# on this machine.
-run("running the consumer" ${CMAKE_COMMAND} -E env TRACY_NO_BROADCAST=1 ${EMULATOR}
-    "${build}/consumer")
-message(STATUS "consumer output: ${run_output}")
-if(NOT run_output MATCHES "consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]")
-    message(FATAL_ERROR "unexpected consumer output: ${run_output}")
-endif()
-run("running the C++ consumer" ${CMAKE_COMMAND} -E env TRACY_NO_BROADCAST=1 ${EMULATOR}
-    "${build}/consumer-cpp")
-message(STATUS "C++ consumer output: ${run_output}")
-if(NOT run_output MATCHES "consumer-cpp: C\\+\\+ API 3 zones")
-    message(FATAL_ERROR "unexpected C++ consumer output: ${run_output}")
-endif()
+# Each announces itself like any traced program would; tests keep every
+# packet on this machine. The C program prints its version and mode, the C++
+# one (Tracy's C++ API) the zones it opened.
+foreach(pair "consumer@consumer: boardtrace [0-9]+\\.[0-9]+\\.[0-9]+ mode [1-4]"
+             "consumer-cpp@consumer-cpp: C\\+\\+ API 3 zones")
+    string(REPLACE "@" ";" pair "${pair}")
+    list(GET pair 0 program)
+    list(GET pair 1 expected)
+    run("running ${program}" ${CMAKE_COMMAND} -E env TRACY_NO_BROADCAST=1 ${EMULATOR}
+        "${build}/${program}")
+    message(STATUS "${program} output: ${run_output}")
+    if(NOT run_output MATCHES "${expected}")
+        message(FATAL_ERROR "unexpected ${program} output: ${run_output}")
+    endif()
+endforeach()
 file(REMOVE_RECURSE "${prefix}" "${build}")
