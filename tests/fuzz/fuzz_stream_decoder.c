@@ -50,7 +50,7 @@ static int decode_and_write(const uint8_t *data, size_t size, int frames, int fa
     if (btc_decoder_init(&d, &w) < 0)
         abort();
     if (fast)
-        d.zones = (struct btc_zone_fast){btc_model_zone_begin_fast, btc_model_zone_end_fast, &m};
+        d.zones = btc_model_zone_fast(&m);
     if (btc_model_init(&m, &w, dir, werr, sizeof werr) < 0)
         abort();
     err[0] = 0;

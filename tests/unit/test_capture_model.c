@@ -28,7 +28,7 @@ static int setup(void **state)
         return -1;
     /* As the capture decodes: zones through the fast path, whose refusals
      * must reach the model's full checks and messages. */
-    dec.zones = (struct btc_zone_fast){btc_model_zone_begin_fast, btc_model_zone_end_fast, &model};
+    dec.zones = btc_model_zone_fast(&model);
     return btc_model_init(&model, &w, "/tmp", err, sizeof err);
 }
 

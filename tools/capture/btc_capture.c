@@ -517,8 +517,7 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
         snprintf(c->err, sizeof c->err, "out of memory for the stream decoder");
         return rc;
     }
-    c->dec.zones =
-        (struct btc_zone_fast){btc_model_zone_begin_fast, btc_model_zone_end_fast, &c->model};
+    c->dec.zones = btc_model_zone_fast(&c->model);
     rc = btc_model_init(&c->model, &c->welcome, o->spool_dir, c->err, sizeof c->err);
     if (rc < 0) {
         /* Nothing was received yet: nothing to write, so stop here. */

@@ -129,7 +129,7 @@ int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decod
         fclose(f);
         return rc;
     }
-    d->zones = (struct btc_zone_fast){btc_model_zone_begin_fast, btc_model_zone_end_fast, m};
+    d->zones = btc_model_zone_fast(m);
     rc = btc_model_init(m, &w, spool_dir, err, errlen);
     uint8_t *block = malloc(BT_WIRE_LZ4_BOUND);
     if (rc >= 0 && !block) {

@@ -341,15 +341,19 @@ static struct btc_thread *thread_at(struct btc_model *m, int64_t i)
 
 /* The thread per-thread events belong to: the last ThreadContext's, or the
  * fiber that thread has entered. */
+/* The thread events go to once the current one is known: the fiber it
+ * runs, if any, else itself. */
+static int64_t acting_thread(struct btc_model *m)
+{
+    int64_t fiber = thread_at(m, m->current_thread)->fiber;
+    return fiber >= 0 ? fiber : m->current_thread;
+}
+
 static int64_t current_thread(struct btc_model *m)
 {
     if (m->current_thread < 0)
         m->current_thread = get_thread(m, m->current_tid);
-    if (m->current_thread < 0)
-        return m->current_thread;
-    int64_t fiber =
-        ((struct btc_thread *)btc_vec_at(&m->threads, (size_t)m->current_thread))->fiber;
-    return fiber >= 0 ? fiber : m->current_thread;
+    return m->current_thread < 0 ? m->current_thread : acting_thread(m);
 }
 
 /* Static source location id for a wire key (querying it on first sight). */
@@ -525,12 +529,11 @@ static struct btc_thread *fast_thread(struct btc_model *m, int64_t *ti)
 {
     if (m->current_thread < 0)
         return NULL;
-    int64_t fiber = thread_at(m, m->current_thread)->fiber;
-    *ti = fiber >= 0 ? fiber : m->current_thread;
+    *ti = acting_thread(m);
     return thread_at(m, *ti);
 }
 
-int btc_model_zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key)
+static int zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key)
 {
     struct btc_model *m = ctx;
     int64_t ti;
@@ -548,7 +551,7 @@ int btc_model_zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key)
     return 1;
 }
 
-int btc_model_zone_end_fast(void *ctx, int64_t time)
+static int zone_end_fast(void *ctx, int64_t time)
 {
     struct btc_model *m = ctx;
     int64_t ti;
@@ -564,6 +567,11 @@ int btc_model_zone_end_fast(void *ctx, int64_t time)
     see_time(m, time);
     m->event_count++;
     return 1;
+}
+
+struct btc_zone_fast btc_model_zone_fast(struct btc_model *m)
+{
+    return (struct btc_zone_fast){zone_begin_fast, zone_end_fast, m};
 }
 
 static int zone_top(struct btc_model *m, const struct btc_event *ev, struct btc_open_zone **out,

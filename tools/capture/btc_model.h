@@ -256,9 +256,9 @@ void btc_model_free(struct btc_model *m);
 /* The decoder callback (a btc_event_fn); ctx is the model. */
 int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t errlen);
 
-/* The decoder's zone fast path (struct btc_zone_fast); ctx is the model. */
-int btc_model_zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key);
-int btc_model_zone_end_fast(void *ctx, int64_t time);
+/* The decoder's zone fast path into model m (struct btc_zone_fast), for
+ * btc_decoder.zones. */
+struct btc_zone_fast btc_model_zone_fast(struct btc_model *m);
 
 /* Sets the query budget (upstream: min(SO_SNDBUF / 13, 8192) - 4). */
 void btc_model_set_budget(struct btc_model *m, int64_t budget);
