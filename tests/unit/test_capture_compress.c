@@ -1,8 +1,9 @@
 /* The .tracy writer's block compression: with 1 to 4 streams, blocks come
  * out in file order, block i in stream i mod S, and decompress the way
  * upstream's reader takes them (one ZSTD_decompressStream call per block,
- * a 64 KiB output, one stream context each) back to what went in; batches
- * cut anywhere (a final partial batch, a short last block) lose nothing. */
+ * a 64 KiB output, one stream context each) back to what went in, however
+ * the blocks fall on the ring of slots (short of one round, one exactly,
+ * several and a part, a short last block). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -83,13 +84,13 @@ static void one_stream_compresses_each_block_in_order(void **state)
     round_trip(1, 5, 1000);
 }
 
-static void streams_take_blocks_in_turn_across_batches(void **state)
+static void streams_take_blocks_in_turn_round_the_ring(void **state)
 {
     (void)state;
     for (unsigned s = 2; s <= BTC_COMPRESS_MAX_STREAMS; s++) {
-        round_trip(s, 3, 7);                       /* less than a batch */
-        round_trip(s, 4 * s, BTC_FILE_BLOCK_SIZE); /* exactly one batch */
-        round_trip(s, 4 * s * 3 + 5, 12345);       /* batches and a partial one */
+        round_trip(s, 3, 7);                       /* less than the ring holds */
+        round_trip(s, 8 * s, BTC_FILE_BLOCK_SIZE); /* the ring, exactly */
+        round_trip(s, 8 * s * 5 + 5, 12345);       /* round it five times and more */
     }
 }
 
@@ -129,7 +130,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(one_stream_compresses_each_block_in_order),
-        cmocka_unit_test(streams_take_blocks_in_turn_across_batches),
+        cmocka_unit_test(streams_take_blocks_in_turn_round_the_ring),
         cmocka_unit_test(more_streams_than_allowed_are_capped),
         cmocka_unit_test(a_failed_write_is_reported_and_drops_the_rest),
     };

@@ -1,8 +1,13 @@
-/* Block compression for the .tracy writer (see btc_compress.h). A batch is
- * BATCH_PER_STREAM blocks per stream; the caller fills it, then compresses
- * stream 0's blocks while each helper thread compresses its own stream's,
- * then writes the batch in order. Memory is fixed: the batch's input and
- * output buffers and one zstd context per stream. */
+/* Block compression for the .tracy writer (see btc_compress.h). The
+ * blocks go round a ring of SLOTS_PER_STREAM slots per stream: the caller
+ * fills slot after slot, and the S - 1 helper threads compress what is
+ * queued, each time the oldest block whose stream no one is working on
+ * (a stream's blocks go through its one context in order, but any thread
+ * may take the next). When the ring is full the caller compresses too,
+ * instead of sleeping, and it writes the compressed blocks in file order as
+ * they come. So S threads share the work without a barrier, and reading
+ * the spools and filling blocks overlap the compression. Memory is fixed:
+ * the ring's input and output buffers and one zstd context per stream. */
 #define _GNU_SOURCE
 #include "btc_compress.h"
 
@@ -17,32 +22,37 @@
 #include "boardtrace/wire.h"
 #include "btc_format.h"
 
-/* Four blocks per stream per batch: a batch's work (about 50 us a block)
- * outweighs waking the helpers for it. */
-#define BATCH_PER_STREAM 4u
+/* Eight slots per stream: room for the caller to run ahead while the
+ * helpers work through a few blocks (a block takes about 50 us). One
+ * stream has no helper, so one slot: each block is compressed as it
+ * fills. */
+#define SLOTS_PER_STREAM 8u
 
-struct helper {
-    struct btc_compress *c;
-    unsigned stream;
-    pthread_t thread;
+enum slot_state { SLOT_FREE, SLOT_QUEUED, SLOT_DONE };
+
+struct slot {
+    uint8_t *raw; /* BTC_FILE_BLOCK_SIZE bytes of input */
+    size_t raw_len;
+    uint8_t *out; /* out_cap bytes: [u32 size][bytes] */
+    size_t out_len;
+    enum slot_state state;
 };
 
 struct btc_compress {
     unsigned streams;
-    unsigned batch;  /* blocks per batch: streams * BATCH_PER_STREAM, or 1 */
-    unsigned filled; /* blocks queued in this batch */
-    uint8_t *raw;    /* batch input blocks, BTC_FILE_BLOCK_SIZE each */
-    size_t *raw_len;
-    uint8_t *out; /* batch output blocks, out_cap each: [u32 size][bytes] */
-    size_t *out_len;
+    unsigned nslots; /* streams * SLOTS_PER_STREAM; 1 for one stream */
     size_t out_cap;
+    struct slot *slots;
+    uint64_t head; /* blocks queued; the caller fills slot head % nslots */
+    uint64_t tail; /* blocks written */
     ZSTD_CCtx *z[BTC_COMPRESS_MAX_STREAMS];
-    struct helper helpers[BTC_COMPRESS_MAX_STREAMS - 1];
+    uint64_t next[BTC_COMPRESS_MAX_STREAMS]; /* per stream: its oldest block not compressed */
+    int busy[BTC_COMPRESS_MAX_STREAMS];      /* per stream: a thread is compressing it */
+    pthread_t helpers[BTC_COMPRESS_MAX_STREAMS - 1];
     unsigned nhelpers;
     pthread_mutex_t mu;
-    pthread_cond_t go, idle;
-    unsigned long generation; /* batches handed to the helpers */
-    unsigned done;            /* helpers finished with the current batch */
+    pthread_cond_t work; /* a block was queued or a stream came free */
+    pthread_cond_t done; /* a block was compressed */
     int quit, failed;
 };
 
@@ -56,42 +66,54 @@ unsigned btc_compress_default_streams(void)
     return n > (long)BTC_COMPRESS_MAX_STREAMS ? BTC_COMPRESS_MAX_STREAMS : (unsigned)n;
 }
 
-/* Compresses the batch's blocks of one stream, in order; 0 or -1. */
-static int compress_stream(struct btc_compress *c, unsigned stream)
+/* Compresses one block of a stream; 0 or -1. */
+static int compress_slot(struct btc_compress *c, struct slot *sl, unsigned stream)
 {
-    for (unsigned j = stream; j < c->filled; j += c->streams) {
-        ZSTD_inBuffer in = {c->raw + (size_t)j * BTC_FILE_BLOCK_SIZE, c->raw_len[j], 0};
-        uint8_t *o = c->out + (size_t)j * c->out_cap;
-        ZSTD_outBuffer out = {o + 4, c->out_cap - 4, 0};
-        size_t r = ZSTD_compressStream2(c->z[stream], &out, &in, ZSTD_e_flush);
-        if (ZSTD_isError(r) || r != 0 || in.pos != in.size)
-            return -1;
-        bt_wire_put_u32(o, (uint32_t)out.pos);
-        c->out_len[j] = out.pos + 4;
-    }
+    ZSTD_inBuffer in = {sl->raw, sl->raw_len, 0};
+    ZSTD_outBuffer out = {sl->out + 4, c->out_cap - 4, 0};
+    size_t r = ZSTD_compressStream2(c->z[stream], &out, &in, ZSTD_e_flush);
+    if (ZSTD_isError(r) || r != 0 || in.pos != in.size)
+        return -1;
+    bt_wire_put_u32(sl->out, (uint32_t)out.pos);
+    sl->out_len = out.pos + 4;
     return 0;
+}
+
+/* With c->mu held: compresses the oldest queued block whose stream is
+ * free (the lock is dropped meanwhile) and returns 1, or 0 when there is
+ * none. After a failure blocks are only marked done: nothing more is
+ * written. */
+static int work_one(struct btc_compress *c)
+{
+    unsigned s = c->streams;
+    for (unsigned k = 0; k < c->streams; k++)
+        if (!c->busy[k] && c->next[k] < c->head && (s == c->streams || c->next[k] < c->next[s]))
+            s = k;
+    if (s == c->streams)
+        return 0;
+    struct slot *sl = &c->slots[c->next[s] % c->nslots];
+    int skip = c->failed;
+    c->busy[s] = 1;
+    pthread_mutex_unlock(&c->mu);
+    int rc = skip ? 0 : compress_slot(c, sl, s);
+    pthread_mutex_lock(&c->mu);
+    if (rc < 0)
+        c->failed = 1;
+    sl->state = SLOT_DONE;
+    c->busy[s] = 0;
+    c->next[s] += c->streams;
+    pthread_cond_broadcast(&c->work);
+    pthread_cond_signal(&c->done);
+    return 1;
 }
 
 static void *helper_main(void *arg)
 {
-    struct helper *h = arg;
-    struct btc_compress *c = h->c;
-    unsigned long seen = 0;
+    struct btc_compress *c = arg;
     pthread_mutex_lock(&c->mu);
-    for (;;) {
-        while (c->generation == seen && !c->quit)
-            pthread_cond_wait(&c->go, &c->mu);
-        if (c->quit)
-            break;
-        seen = c->generation;
-        pthread_mutex_unlock(&c->mu);
-        int rc = compress_stream(c, h->stream);
-        pthread_mutex_lock(&c->mu);
-        if (rc < 0)
-            c->failed = 1;
-        if (++c->done == c->nhelpers)
-            pthread_cond_signal(&c->idle);
-    }
+    while (!c->quit)
+        if (!work_one(c))
+            pthread_cond_wait(&c->work, &c->mu);
     pthread_mutex_unlock(&c->mu);
     return NULL;
 }
@@ -117,39 +139,38 @@ struct btc_compress *btc_compress_open(unsigned streams)
     if (streams > BTC_COMPRESS_MAX_STREAMS)
         streams = BTC_COMPRESS_MAX_STREAMS;
     pthread_mutex_init(&c->mu, NULL);
-    pthread_cond_init(&c->go, NULL);
-    pthread_cond_init(&c->idle, NULL);
-    /* Helpers first: the streams are the ones that got a thread. */
-    for (unsigned s = 1; s < streams; s++) {
-        struct helper *h = &c->helpers[c->nhelpers];
-        h->c = c;
-        h->stream = s;
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = pthread_create(&h->thread, NULL, helper_main, h);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (rc != 0)
-            break;
-        c->nhelpers++;
-    }
-    c->streams = 1 + c->nhelpers;
-    c->batch = c->streams > 1 ? c->streams * BATCH_PER_STREAM : 1;
+    pthread_cond_init(&c->work, NULL);
+    pthread_cond_init(&c->done, NULL);
+    c->streams = streams;
+    c->nslots = streams > 1 ? streams * SLOTS_PER_STREAM : 1;
     c->out_cap = ZSTD_compressBound(BTC_FILE_BLOCK_SIZE) + 4;
-    c->raw = malloc((size_t)c->batch * BTC_FILE_BLOCK_SIZE);
-    c->raw_len = calloc(c->batch, sizeof *c->raw_len);
-    c->out = malloc((size_t)c->batch * c->out_cap);
-    c->out_len = calloc(c->batch, sizeof *c->out_len);
-    int ok = c->raw && c->raw_len && c->out && c->out_len;
+    int ok = (c->slots = calloc(c->nslots, sizeof *c->slots)) != NULL;
+    for (unsigned i = 0; ok && i < c->nslots; i++)
+        ok = (c->slots[i].raw = malloc(BTC_FILE_BLOCK_SIZE)) != NULL &&
+             (c->slots[i].out = malloc(c->out_cap)) != NULL;
     /* One stream: a 512 KiB window instead of level 3's 2 MiB, so the
      * context is 1.5 MiB smaller, and the blocks, flushed every 64 KiB,
      * compress as well (the full recording: 0.2% smaller). Several: each
      * sees only every S-th block, so 1 MiB, which keeps texts that recur
      * across blocks in reach (3 M zones with a text each, 2 streams: 13.0
      * MiB with 512 KiB windows, 11.0 with 1 MiB, 11.2 in one stream). */
-    int window_log = BTC_FILE_ZSTD_WINDOW_LOG + (c->streams > 1);
-    for (unsigned s = 0; s < c->streams && ok; s++)
+    int window_log = BTC_FILE_ZSTD_WINDOW_LOG + (streams > 1);
+    for (unsigned s = 0; s < streams && ok; s++) {
         ok = (c->z[s] = new_context(window_log)) != NULL;
+        c->next[s] = s;
+    }
+    /* The ring and the contexts exist before a helper looks at them; when
+     * fewer threads start, fewer threads share the same streams. */
+    for (unsigned i = 0; ok && i + 1 < streams; i++) {
+        sigset_t all, old;
+        sigfillset(&all);
+        pthread_sigmask(SIG_SETMASK, &all, &old);
+        int rc = pthread_create(&c->helpers[c->nhelpers], NULL, helper_main, c);
+        pthread_sigmask(SIG_SETMASK, &old, NULL);
+        if (rc != 0)
+            break;
+        c->nhelpers++;
+    }
     if (!ok) {
         btc_compress_close(c);
         return NULL;
@@ -164,47 +185,55 @@ unsigned btc_compress_streams(const struct btc_compress *c)
 
 uint8_t *btc_compress_block(struct btc_compress *c)
 {
-    return c->raw + (size_t)c->filled * BTC_FILE_BLOCK_SIZE;
+    return c->slots[c->head % c->nslots].raw;
 }
 
-int btc_compress_flush(struct btc_compress *c, FILE *f, uint64_t *bytes)
+/* Writes the compressed blocks at the tail in file order. While the ring
+ * is full or, with all, until every queued block is written, it compresses
+ * or waits for what is missing. 0, or -1 once anything failed. */
+static int drain(struct btc_compress *c, FILE *f, uint64_t *bytes, int all)
 {
-    if (!c->filled)
-        return c->failed ? -1 : 0;
-    if (!c->failed) {
-        if (c->nhelpers) {
-            pthread_mutex_lock(&c->mu);
-            c->done = 0;
-            c->generation++;
-            pthread_cond_broadcast(&c->go);
-            pthread_mutex_unlock(&c->mu);
+    pthread_mutex_lock(&c->mu);
+    while (c->tail < c->head) {
+        struct slot *sl = &c->slots[c->tail % c->nslots];
+        if (sl->state != SLOT_DONE) {
+            if (!all && c->head - c->tail < c->nslots)
+                break;
+            if (!work_one(c))
+                pthread_cond_wait(&c->done, &c->mu);
+            continue;
         }
-        int rc = compress_stream(c, 0);
-        if (c->nhelpers) {
-            pthread_mutex_lock(&c->mu);
-            while (c->done < c->nhelpers)
-                pthread_cond_wait(&c->idle, &c->mu);
-            pthread_mutex_unlock(&c->mu);
-        }
-        if (rc < 0)
-            c->failed = 1;
+        int dropped = c->failed;
+        pthread_mutex_unlock(&c->mu);
+        int bad = !dropped && fwrite(sl->out, 1, sl->out_len, f) != sl->out_len;
+        if (!dropped && !bad)
+            *bytes += sl->out_len;
+        pthread_mutex_lock(&c->mu);
+        c->failed |= bad;
+        sl->state = SLOT_FREE;
+        c->tail++;
     }
-    for (unsigned j = 0; j < c->filled && !c->failed; j++) {
-        if (fwrite(c->out + (size_t)j * c->out_cap, 1, c->out_len[j], f) != c->out_len[j])
-            c->failed = 1;
-        else
-            *bytes += c->out_len[j];
-    }
-    c->filled = 0;
-    return c->failed ? -1 : 0;
+    int failed = c->failed;
+    pthread_mutex_unlock(&c->mu);
+    return failed ? -1 : 0;
 }
 
 int btc_compress_next(struct btc_compress *c, size_t len, FILE *f, uint64_t *bytes)
 {
-    c->raw_len[c->filled++] = len;
-    if (c->filled < c->batch)
-        return c->failed ? -1 : 0;
-    return btc_compress_flush(c, f, bytes);
+    struct slot *sl = &c->slots[c->head % c->nslots];
+    sl->raw_len = len;
+    pthread_mutex_lock(&c->mu);
+    sl->state = SLOT_QUEUED;
+    c->head++;
+    if (c->nhelpers)
+        pthread_cond_signal(&c->work);
+    pthread_mutex_unlock(&c->mu);
+    return drain(c, f, bytes, 0);
+}
+
+int btc_compress_flush(struct btc_compress *c, FILE *f, uint64_t *bytes)
+{
+    return drain(c, f, bytes, 1);
 }
 
 void btc_compress_close(struct btc_compress *c)
@@ -213,18 +242,19 @@ void btc_compress_close(struct btc_compress *c)
         return;
     pthread_mutex_lock(&c->mu);
     c->quit = 1;
-    pthread_cond_broadcast(&c->go);
+    pthread_cond_broadcast(&c->work);
     pthread_mutex_unlock(&c->mu);
     for (unsigned i = 0; i < c->nhelpers; i++)
-        pthread_join(c->helpers[i].thread, NULL);
+        pthread_join(c->helpers[i], NULL);
     for (unsigned s = 0; s < BTC_COMPRESS_MAX_STREAMS; s++)
         ZSTD_freeCCtx(c->z[s]);
-    pthread_cond_destroy(&c->idle);
-    pthread_cond_destroy(&c->go);
+    pthread_cond_destroy(&c->work);
+    pthread_cond_destroy(&c->done);
     pthread_mutex_destroy(&c->mu);
-    free(c->raw);
-    free(c->raw_len);
-    free(c->out);
-    free(c->out_len);
+    for (unsigned i = 0; c->slots && i < c->nslots; i++) {
+        free(c->slots[i].raw);
+        free(c->slots[i].out);
+    }
+    free(c->slots);
     free(c);
 }

@@ -2,9 +2,8 @@
  * blocks and block i belongs to zstd stream i mod S (the container's stream
  * count), each stream one compression context flushed once per block, as
  * upstream's FileWrite does. With S > 1 the streams are compressed at once,
- * S - 1 threads beside the caller, a batch of blocks at a time, and the
- * blocks are written in file order. S = 1 compresses each block as it
- * fills, with no thread. */
+ * by S - 1 threads and the caller, and the blocks are written in file
+ * order. S = 1 compresses each block as it fills, with no thread. */
 #ifndef BTC_COMPRESS_H
 #define BTC_COMPRESS_H
 
@@ -18,16 +17,16 @@ struct btc_compress;
 #define BTC_COMPRESS_MAX_STREAMS 4u
 unsigned btc_compress_default_streams(void);
 
-/* Up to `streams` streams (fewer when threads cannot be started; see
- * btc_compress_streams). Returns NULL when out of memory. */
+/* `streams` streams, 1 to BTC_COMPRESS_MAX_STREAMS (when threads cannot be
+ * started, fewer threads share them). Returns NULL when out of memory. */
 struct btc_compress *btc_compress_open(unsigned streams);
 unsigned btc_compress_streams(const struct btc_compress *c);
 /* The block to fill next (BTC_FILE_BLOCK_SIZE bytes). */
 uint8_t *btc_compress_block(struct btc_compress *c);
-/* The block from btc_compress_block holds len bytes: queue it, and once a
- * batch is complete compress it and append it to f ([u32 size][bytes] per
- * block), counting what was written in *bytes. Returns 0, or -1 when
- * compressing or writing failed (everything after is dropped). */
+/* The block from btc_compress_block holds len bytes: queue it, and append
+ * the blocks compressed by then to f in order ([u32 size][bytes] each),
+ * counting what was written in *bytes. Returns 0, or -1 when compressing
+ * or writing failed (everything after is dropped). */
 int btc_compress_next(struct btc_compress *c, size_t len, FILE *f, uint64_t *bytes);
 /* Compresses and writes the blocks still queued. */
 int btc_compress_flush(struct btc_compress *c, FILE *f, uint64_t *bytes);
