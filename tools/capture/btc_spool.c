@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,8 +47,92 @@ int btc_spool_open_sized(struct btc_spool *s, const char *dir, size_t rec_size, 
     return BTC_OK;
 }
 
+static int write_all(int fd, const uint8_t *p, size_t n, uint64_t off);
+
+/* The background writer: one buffer in flight at a time. */
+struct btc_spool_bg {
+    pthread_t thread;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int fd;
+    uint8_t *spare;     /* the buffer the appender gets at the next flush */
+    const uint8_t *job; /* in flight when not NULL: job_len bytes at job_off */
+    size_t job_len;
+    uint64_t job_off;
+    int quit, failed;
+};
+
+static void *bg_main(void *arg)
+{
+    struct btc_spool_bg *bg = arg;
+    pthread_mutex_lock(&bg->mu);
+    for (;;) {
+        while (!bg->job && !bg->quit)
+            pthread_cond_wait(&bg->cv, &bg->mu);
+        if (!bg->job)
+            break;
+        pthread_mutex_unlock(&bg->mu);
+        int rc = write_all(bg->fd, bg->job, bg->job_len, bg->job_off);
+        pthread_mutex_lock(&bg->mu);
+        bg->failed |= rc < 0;
+        bg->job = NULL;
+        pthread_cond_broadcast(&bg->cv);
+    }
+    pthread_mutex_unlock(&bg->mu);
+    return NULL;
+}
+
+/* Waits until nothing is in flight: BTC_OK, or BTC_ERR_IO once a write failed. */
+static int bg_wait(struct btc_spool_bg *bg)
+{
+    pthread_mutex_lock(&bg->mu);
+    while (bg->job)
+        pthread_cond_wait(&bg->cv, &bg->mu);
+    int failed = bg->failed;
+    pthread_mutex_unlock(&bg->mu);
+    return failed ? BTC_ERR_IO : BTC_OK;
+}
+
+void btc_spool_background(struct btc_spool *s)
+{
+    struct btc_spool_bg *bg = calloc(1, sizeof *bg);
+    if (!bg || !(bg->spare = malloc(s->buf_cap))) {
+        free(bg);
+        return;
+    }
+    bg->fd = s->fd;
+    pthread_mutex_init(&bg->mu, NULL);
+    pthread_cond_init(&bg->cv, NULL);
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&bg->thread, NULL, bg_main, bg);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        pthread_cond_destroy(&bg->cv);
+        pthread_mutex_destroy(&bg->mu);
+        free(bg->spare);
+        free(bg);
+        return;
+    }
+    s->bg = bg;
+}
+
 void btc_spool_close(struct btc_spool *s)
 {
+    struct btc_spool_bg *bg = s->bg;
+    if (bg) {
+        pthread_mutex_lock(&bg->mu);
+        bg->quit = 1;
+        pthread_cond_broadcast(&bg->cv);
+        pthread_mutex_unlock(&bg->mu);
+        pthread_join(bg->thread, NULL);
+        pthread_cond_destroy(&bg->cv);
+        pthread_mutex_destroy(&bg->mu);
+        free(bg->spare);
+        free(bg);
+        s->bg = NULL;
+    }
     if (s->fd >= 0)
         close(s->fd);
     free(s->buf);
@@ -72,13 +158,33 @@ static int write_all(int fd, const uint8_t *p, size_t n, uint64_t off)
 int btc_spool_flush(struct btc_spool *s)
 {
     if (!s->buf_len)
-        return BTC_OK;
-    int rc = write_all(s->fd, s->buf, s->buf_len, s->flushed);
+        return s->bg ? bg_wait(s->bg) : BTC_OK;
+    struct btc_spool_bg *bg = s->bg;
+    int rc = bg ? bg_wait(bg) : write_all(s->fd, s->buf, s->buf_len, s->flushed);
     if (rc < 0)
         return rc;
+    if (bg) {
+        uint8_t *full = s->buf;
+        pthread_mutex_lock(&bg->mu);
+        bg->job = full;
+        bg->job_len = s->buf_len;
+        bg->job_off = s->flushed;
+        pthread_cond_broadcast(&bg->cv);
+        pthread_mutex_unlock(&bg->mu);
+        s->buf = bg->spare;
+        bg->spare = full; /* the thread clears bg->job when done */
+    }
     s->flushed += s->buf_len;
     s->buf_len = 0;
     return BTC_OK;
+}
+
+/* Flushes and, with a background writer, waits until it has written all:
+ * the file then holds every byte. */
+static int settle(struct btc_spool *s)
+{
+    int rc = btc_spool_flush(s);
+    return rc < 0 || !s->bg ? rc : bg_wait(s->bg);
 }
 
 int btc_spool_append(struct btc_spool *s, const void *rec, uint64_t *index)
@@ -103,13 +209,15 @@ int btc_spool_patch(struct btc_spool *s, uint64_t index, size_t off, const void 
         memcpy(s->buf + (at - s->flushed), data, len);
         return BTC_OK;
     }
-    return write_all(s->fd, data, len, at);
+    /* The bytes may be in the buffer in flight: patch the file after it. */
+    int rc = s->bg ? bg_wait(s->bg) : BTC_OK;
+    return rc < 0 ? rc : write_all(s->fd, data, len, at);
 }
 
 int btc_spool_reader_open(struct btc_spool_reader *r, struct btc_spool *s)
 {
     memset(r, 0, sizeof *r);
-    int rc = btc_spool_flush(s);
+    int rc = settle(s);
     if (rc < 0)
         return rc;
     r->s = s;
@@ -194,7 +302,7 @@ int btc_byte_reader_open(struct btc_byte_reader *r, struct btc_spool *s, size_t 
 {
     memset(r, 0, sizeof *r);
     r->fd = s->fd;
-    int rc = btc_spool_flush(s);
+    int rc = settle(s);
     if (rc < 0)
         return rc;
     r->cap = cap;

@@ -8,14 +8,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct btc_spool_bg;
+
 struct btc_spool {
     int fd;
-    size_t rec;       /* record size */
-    uint8_t *buf;     /* unflushed tail */
-    size_t buf_len;   /* bytes in buf */
-    size_t buf_cap;   /* capacity, a multiple of rec */
-    uint64_t flushed; /* bytes written to the file */
-    uint64_t count;   /* records appended */
+    size_t rec;              /* record size */
+    uint8_t *buf;            /* unflushed tail */
+    size_t buf_len;          /* bytes in buf */
+    size_t buf_cap;          /* capacity, a multiple of rec */
+    uint64_t flushed;        /* bytes written to the file */
+    uint64_t count;          /* records appended */
+    struct btc_spool_bg *bg; /* NULL: flushes write in the caller */
 };
 
 /* Creates an unlinked temporary file in dir (it disappears with the process). */
@@ -24,6 +27,11 @@ int btc_spool_open(struct btc_spool *s, const char *dir, size_t rec_size, char *
 int btc_spool_open_sized(struct btc_spool *s, const char *dir, size_t rec_size, size_t buf_bytes,
                          char *err, size_t errlen);
 void btc_spool_close(struct btc_spool *s);
+/* Lets a thread of the spool's own write what a flush hands it while the
+ * caller goes on filling a second buffer (one more buffer of memory). A
+ * write error surfaces at the next flush, patch or read. When the thread
+ * cannot start, the spool stays as it was: flushes write in the caller. */
+void btc_spool_background(struct btc_spool *s);
 /* Appends one record; *index receives its number. */
 int btc_spool_append(struct btc_spool *s, const void *rec, uint64_t *index);
 /* Overwrites len bytes at offset off inside record index. */

@@ -6,9 +6,10 @@
 #include <stdlib.h>
 
 /* Large enough that a zone's end usually finds its beginning still in the
- * buffer (about 7,000 zones of one thread), small beside the capture's
- * other memory. */
-#define TL_BUF_BYTES (128u * 1024u)
+ * buffer (about 28,000 zones of one thread), and that the background
+ * writer is woken rarely (a wake-up costs some 15 us in a VM); two such
+ * buffers are still small beside the capture's other memory. */
+#define TL_BUF_BYTES (512u * 1024u)
 /* The reader's buffer holds at least one whole fragment. */
 #define TL_READ_BYTES (TL_BUF_BYTES + 64u * 1024u)
 
@@ -16,7 +17,11 @@ int btc_timeline_open(struct btc_timeline *tl, const char *dir, char *err, size_
 {
     memset(tl, 0, sizeof *tl);
     tl->frag = SIZE_MAX;
-    return btc_spool_open_sized(&tl->raw, dir, 1, TL_BUF_BYTES, err, errlen);
+    int rc = btc_spool_open_sized(&tl->raw, dir, 1, TL_BUF_BYTES, err, errlen);
+    /* The bulk of a capture's spooled bytes: written beside the decoding. */
+    if (rc == BTC_OK)
+        btc_spool_background(&tl->raw);
+    return rc;
 }
 
 void btc_timeline_close(struct btc_timeline *tl)
