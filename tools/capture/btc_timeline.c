@@ -29,9 +29,20 @@ void btc_timeline_close(struct btc_timeline *tl)
     btc_spool_close(&tl->raw);
 }
 
+/* Writes the open fragment's length into its header and closes it. */
+static void close_fragment(struct btc_timeline *tl)
+{
+    if (tl->frag == SIZE_MAX)
+        return;
+    struct btc_spool *s = &tl->raw;
+    uint32_t flen = (uint32_t)(s->buf_len - tl->frag - BTC_TL_FRAGMENT_HEADER);
+    memcpy(s->buf + tl->frag + 4, &flen, 4);
+    tl->frag = SIZE_MAX;
+}
+
 int btc_timeline_flush(struct btc_timeline *tl)
 {
-    tl->frag = SIZE_MAX;
+    close_fragment(tl);
     return btc_spool_flush(&tl->raw);
 }
 
@@ -41,6 +52,7 @@ uint8_t *btc_timeline_reserve_slow(struct btc_timeline *tl, uint32_t thread, siz
     if (s->buf_len + BTC_TL_FRAGMENT_HEADER + n > s->buf_cap && btc_timeline_flush(tl) < 0)
         return NULL;
     if (tl->frag == SIZE_MAX || tl->thread != thread) {
+        close_fragment(tl);
         uint32_t head[2] = {thread, 0};
         memcpy(s->buf + s->buf_len, head, sizeof head);
         tl->frag = s->buf_len;
@@ -60,7 +72,7 @@ int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size
 
 int btc_timeline_reader_open(struct btc_timeline_reader *r, struct btc_timeline *tl)
 {
-    tl->frag = SIZE_MAX;
+    close_fragment(tl);
     return btc_byte_reader_open(&r->in, &tl->raw, TL_READ_BYTES);
 }
 

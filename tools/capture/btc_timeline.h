@@ -26,7 +26,8 @@
 
 struct btc_timeline {
     struct btc_spool raw; /* a byte stream (record size 1) */
-    size_t frag;          /* offset in raw's buffer of the open fragment's header */
+    size_t frag;          /* offset in raw's buffer of the open fragment's header, whose
+                             length is written when the fragment closes */
     uint32_t thread;      /* its thread; frag == SIZE_MAX: no open fragment */
 };
 
@@ -48,10 +49,6 @@ static inline uint8_t *btc_timeline_reserve(struct btc_timeline *tl, uint32_t th
     uint8_t *p = s->buf + s->buf_len;
     s->buf_len += n;
     s->count += n;
-    uint32_t flen;
-    memcpy(&flen, s->buf + tl->frag + 4, 4);
-    flen += (uint32_t)n;
-    memcpy(s->buf + tl->frag + 4, &flen, 4);
     return p;
 }
 /* A zone's opening bytes, extra and child count zero until patched. */
