@@ -12,15 +12,14 @@
 #include "btc_compress.h"
 
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <zstd.h>
 
 #include "boardtrace/wire.h"
 #include "btc_format.h"
+#include "btc_util.h"
 
 /* Eight slots per stream: room for the caller to run ahead while the
  * helpers work through a few blocks (a block takes about 50 us). One
@@ -58,12 +57,8 @@ struct btc_compress {
 
 unsigned btc_compress_default_streams(void)
 {
-    cpu_set_t set;
-    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
-                                                         : sysconf(_SC_NPROCESSORS_ONLN);
-    if (n < 1)
-        n = 1;
-    return n > (long)BTC_COMPRESS_MAX_STREAMS ? BTC_COMPRESS_MAX_STREAMS : (unsigned)n;
+    unsigned n = btc_usable_cpus();
+    return n > BTC_COMPRESS_MAX_STREAMS ? BTC_COMPRESS_MAX_STREAMS : n;
 }
 
 /* Compresses one block of a stream; 0 or -1. */

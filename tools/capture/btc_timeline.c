@@ -18,8 +18,9 @@ int btc_timeline_open(struct btc_timeline *tl, const char *dir, char *err, size_
     memset(tl, 0, sizeof *tl);
     tl->frag = SIZE_MAX;
     int rc = btc_spool_open_sized(&tl->raw, dir, 1, TL_BUF_BYTES, err, errlen);
-    /* The bulk of a capture's spooled bytes: written beside the decoding. */
-    if (rc == BTC_OK)
+    /* The bulk of a capture's spooled bytes: written beside the decoding,
+     * when there is a second CPU to do it on. */
+    if (rc == BTC_OK && btc_usable_cpus() > 1)
         btc_spool_background(&tl->raw);
     return rc;
 }

@@ -1,9 +1,12 @@
 /* Containers of the capture core: growable arrays, a u64 hash map, and the
  * string table that deduplicates every name and text of a capture. */
+#define _GNU_SOURCE
 #include "btc_util.h"
 
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 const char *btc_strerror(int status)
 {
@@ -348,4 +351,12 @@ int64_t btc_strtab_intern(struct btc_strtab *t, const char *s, size_t len)
     int64_t idx = (int64_t)t->lens.len - 1;
     t->slots[i] = (uint64_t)h << 32 | (uint64_t)(idx + 1);
     return idx;
+}
+
+unsigned btc_usable_cpus(void)
+{
+    cpu_set_t set;
+    long n = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set)
+                                                         : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1u : (unsigned)n;
 }

@@ -108,4 +108,7 @@ const char *btc_strtab_get(const struct btc_strtab *t, uint32_t idx, uint32_t *l
 
 uint64_t btc_hash_bytes(const void *p, size_t n);
 
+/* CPUs this process may run on (its affinity mask), at least 1. */
+unsigned btc_usable_cpus(void);
+
 #endif
