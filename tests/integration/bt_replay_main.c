@@ -17,15 +17,18 @@ int main(int argc, char **argv)
             o.pause_after = atol(argv[++i]);
         else if (!strcmp(argv[i], "--corrupt"))
             o.corrupt = 1;
+        else if (!strcmp(argv[i], "--bad-frame"))
+            o.bad_frame = 1;
         else if (!strcmp(argv[i], "--handshake-status") && i + 1 < argc)
             o.handshake_status = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !o.data_dir)
             o.data_dir = argv[i];
         else {
-            fprintf(stderr,
-                    "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt]] "
-                    "[--handshake-status S]\n",
-                    argv[0]);
+            fprintf(
+                stderr,
+                "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame]] "
+                "[--handshake-status S]\n",
+                argv[0]);
             return 2;
         }
     }

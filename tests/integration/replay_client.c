@@ -724,6 +724,11 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     if (batch_add(&b, &bad, 1) < 0)
                         goto out;
                 }
+                if (r->opts.bad_frame) {
+                    uint8_t empty[4] = {0}; /* a frame of 0 bytes: no frame at all */
+                    if (send_all(r->fd, empty, sizeof empty) < 0)
+                        goto out;
+                }
             }
         }
         if (!paused && next == r->ngroups && !terminate_sent) {

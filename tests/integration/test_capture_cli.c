@@ -448,6 +448,36 @@ static void malformed_input_exits_7_and_keeps_what_came_before(void **state)
     finish(&r);
 }
 
+/* A frame header out of range after whole frames: the frames before it
+ * (journaled and decoded together with it in one receive) are all kept,
+ * and the message names the size. */
+static void a_bad_frame_size_exits_7_and_keeps_what_came_before(void **state)
+{
+    (void)state;
+    char path[4200], errfile[4200], err[4096];
+    path_in_tmp(path, sizeof path, "bad-frame.tracy");
+    path_in_tmp(errfile, sizeof errfile, "bad-frame.err");
+    struct proc r;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_replay3(&r, "--pause-after", "20000", "--bad-frame"));
+    const char *args[] = {"-o", path, "-f", "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    unsigned long long sent = 0, zb = 0;
+    char line[128] = "";
+    assert_non_null(fgets(line, sizeof line, r.out));
+    assert_int_equal(sscanf(line, "paused after %llu events, %llu zone begins", &sent, &zb), 2);
+    assert_true(zb > 1000);
+    assert_int_equal(finish_within(&cap, 30), 7);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "frame size 0, expected 1.."));
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zb);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+}
+
 static void time_limit_stops_the_capture_and_writes_the_file(void **state)
 {
     (void)state;
@@ -885,6 +915,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(killed_capture_is_recovered_from_its_journal),
         cmocka_unit_test(recovering_a_file_that_is_no_journal_exits_1),
         cmocka_unit_test(malformed_input_exits_7_and_keeps_what_came_before),
+        cmocka_unit_test(a_bad_frame_size_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(captures_the_boardtrace_demo),
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),

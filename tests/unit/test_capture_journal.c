@@ -31,7 +31,7 @@ static long write_journal(const char *path, int nframes)
     size_t off = 1 + BT_WELCOME_SIZE;
     for (int f = 0; f < nframes; f++) {
         uint32_t n = bt_wire_get_u32(rec + off);
-        btc_journal_frame(&j, rec + off + 4, n);
+        btc_journal_frames(&j, rec + off, 4 + (size_t)n);
         off += 4 + n;
     }
     assert_false(j.failed);

@@ -452,22 +452,26 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
             break;
         }
         rx_len += (size_t)k;
+        /* The complete frames, journaled in one write; a size out of range
+         * ends them (reported once the frames before it are decoded). */
+        size_t whole = 0;
+        int bad_size = 0;
+        while (rx_len - whole >= 4) {
+            uint32_t n = bt_wire_get_u32(rx + whole);
+            if (n == 0 || n > BT_WIRE_LZ4_BOUND) {
+                bad_size = 1;
+                break;
+            }
+            if (rx_len - whole - 4 < n)
+                break;
+            whole += 4 + n;
+        }
+        btc_journal_frames(&c->journal, rx, whole);
         /* Decode every complete frame, then queue the queries it caused. */
         size_t pos = 0;
         int stream_error = 0;
-        while (rx_len - pos >= 4) {
+        while (pos < whole) {
             uint32_t n = bt_wire_get_u32(rx + pos);
-            if (n == 0 || n > BT_WIRE_LZ4_BOUND) {
-                snprintf(c->err, sizeof c->err,
-                         "stream offset %llu (frame %llu): frame size %u, expected 1..%u",
-                         (unsigned long long)c->dec.stream_off, (unsigned long long)c->dec.frames,
-                         n, (unsigned)BT_WIRE_LZ4_BOUND);
-                stream_error = 1;
-                break;
-            }
-            if (rx_len - pos - 4 < n)
-                break;
-            btc_journal_frame(&c->journal, rx + pos + 4, n);
             if (btc_decoder_frame(&c->dec, rx + pos + 4, n, btc_model_event, &c->model, c->err,
                                   sizeof c->err) < 0) {
                 stream_error = 1;
@@ -478,6 +482,13 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
                 rc = BTC_ERR_NOMEM;
                 break;
             }
+        }
+        if (pos == whole && bad_size && rc == BTC_OK) {
+            snprintf(c->err, sizeof c->err,
+                     "stream offset %llu (frame %llu): frame size %u, expected 1..%u",
+                     (unsigned long long)c->dec.stream_off, (unsigned long long)c->dec.frames,
+                     bt_wire_get_u32(rx + pos), (unsigned)BT_WIRE_LZ4_BOUND);
+            stream_error = 1;
         }
         memmove(rx, rx + pos, rx_len - pos);
         rx_len -= pos;

@@ -1,4 +1,4 @@
-/* Capture journal: written frame by frame during a capture, replayed to
+/* Capture journal: written as frames arrive during a capture, replayed to
  * rebuild a trace when the capture process did not live to write it. */
 #define _GNU_SOURCE
 #include "btc_journal.h"
@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
 static int write_all(int fd, const void *p, size_t n)
@@ -46,37 +45,14 @@ int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *wel
     return BTC_OK;
 }
 
-void btc_journal_frame(struct btc_journal *j, const uint8_t *block, uint32_t n)
+void btc_journal_frames(struct btc_journal *j, const uint8_t *frames, size_t len)
 {
-    if (j->fd < 0 || j->failed)
+    if (j->fd < 0 || j->failed || !len)
         return;
-    /* One writev per frame: what reached the kernel survives our death. */
-    uint8_t hdr[4];
-    bt_wire_put_u32(hdr, n);
-    struct iovec iov[2] = {{hdr, 4}, {(void *)block, n}};
-    size_t left = 4 + (size_t)n;
-    while (left) {
-        ssize_t k = writev(j->fd, iov, 2);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0) {
-            j->failed = 1;
-            return;
-        }
-        left -= (size_t)k;
-        /* A short write (a full disk, a signal) goes on with plain writes. */
-        if (left) {
-            size_t done = 4 + (size_t)n - left;
-            if (done < 4 && write_all(j->fd, hdr + done, 4 - done) < 0) {
-                j->failed = 1;
-                return;
-            }
-            size_t body = done < 4 ? 0 : done - 4;
-            if (write_all(j->fd, block + body, n - body) < 0)
-                j->failed = 1;
-            return;
-        }
-    }
+    /* One write for the frames of one receive, before any is decoded: what
+     * reached the kernel survives our death. */
+    if (write_all(j->fd, frames, len) < 0)
+        j->failed = 1;
 }
 
 void btc_journal_close(struct btc_journal *j)

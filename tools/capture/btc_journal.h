@@ -24,8 +24,9 @@ struct btc_journal {
  * (BT_WELCOME_SIZE, plus BT_ON_DEMAND_SIZE for an on-demand client). */
 int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *welcome,
                      size_t welcome_len, char *err, size_t errlen);
-/* Appends one frame (u32 size + block) as it came off the socket. */
-void btc_journal_frame(struct btc_journal *j, const uint8_t *block, uint32_t n);
+/* Appends whole frames (u32 size + block each), len bytes, as they came off
+ * the socket. */
+void btc_journal_frames(struct btc_journal *j, const uint8_t *frames, size_t len);
 void btc_journal_close(struct btc_journal *j);
 
 /* Replays a journal through a decoder and model it initialises (spools in
