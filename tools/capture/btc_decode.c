@@ -288,10 +288,17 @@ static int fail(const struct btc_decoder *d, uint64_t off, unsigned type, char *
     return BTC_ERR_PROTOCOL;
 }
 
+/* Zone begins and ends without callstack: the fast path's events. */
+static inline int is_plain_zone(unsigned type)
+{
+    return type >= BT_EV_ZONE_BEGIN && type <= BT_EV_ZONE_END16 &&
+           (type <= BT_EV_ZONE_BEGIN16 || type >= BT_EV_ZONE_END);
+}
+
 int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_event_fn fn,
                        void *ctx, char *err, size_t errlen)
 {
-    size_t pos = 0;
+    size_t pos = 0, refused = SIZE_MAX; /* refused: where the fast path gave up */
     while (pos < n) {
         const uint8_t *p = buf + pos;
         size_t left = n - pos;
@@ -303,34 +310,52 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
                      (unsigned)BT_EV_COUNT);
             return fail(d, off, type, err, errlen, what);
         }
-        if (d->zones.begin && type >= BT_EV_ZONE_BEGIN && type <= BT_EV_ZONE_END16 &&
-            (type <= BT_EV_ZONE_BEGIN16 || type >= BT_EV_ZONE_END) &&
+        if (d->zones.run && pos != refused && is_plain_zone(type) &&
             left >= bt_wire_event_size[type]) {
-            /* Wide, 32-bit or 16-bit time delta, in that order in both
-             * ranges (as event_time_layout has them). */
-            unsigned form = (type - BT_EV_ZONE_BEGIN) % 3;
-            int64_t v;
-            if (form == 0) {
-                v = (int64_t)bt_wire_get_u64(p + 1);
-                if (v >= 0)
-                    v = (int64_t)((uint64_t)v + (uint64_t)BT_WIRE_OFF32);
-            } else if (form == 1) {
-                v = (int64_t)bt_wire_get_u32(p + 1) + BT_WIRE_OFF16;
-            } else {
-                v = bt_wire_get_u16(p + 1);
+            /* Gather the run of whole zone events from here, with the
+             * thread time reference each leaves behind. */
+            struct btc_zone_op ops[BTC_ZONE_RUN_MAX];
+            size_t at[BTC_ZONE_RUN_MAX + 1];
+            int64_t ref[BTC_ZONE_RUN_MAX];
+            int64_t ticks = d->ref_thr;
+            size_t q = pos, k = 0;
+            while (k < BTC_ZONE_RUN_MAX && q < n) {
+                unsigned ty = buf[q];
+                if (!is_plain_zone(ty) || n - q < bt_wire_event_size[ty])
+                    break;
+                size_t size = bt_wire_event_size[ty];
+                /* Wide, 32-bit or 16-bit time delta, in that order in both
+                 * ranges (as event_time_layout has them). */
+                unsigned form = (ty - BT_EV_ZONE_BEGIN) % 3;
+                int64_t v;
+                if (form == 0) {
+                    v = (int64_t)bt_wire_get_u64(buf + q + 1);
+                    if (v >= 0)
+                        v = (int64_t)((uint64_t)v + (uint64_t)BT_WIRE_OFF32);
+                } else if (form == 1) {
+                    v = (int64_t)bt_wire_get_u32(buf + q + 1) + BT_WIRE_OFF16;
+                } else {
+                    v = bt_wire_get_u16(buf + q + 1);
+                }
+                ticks = (int64_t)((uint64_t)ticks + (uint64_t)v);
+                ops[k].time = btc_decoder_ns(d, ticks);
+                ops[k].begin = ty <= BT_EV_ZONE_BEGIN16;
+                ops[k].key = ops[k].begin ? bt_wire_get_u64(buf + q + size - 8) : 0;
+                ref[k] = ticks;
+                at[k++] = q;
+                q += size;
             }
-            int64_t ticks = (int64_t)((uint64_t)d->ref_thr + (uint64_t)v);
-            int64_t ns = btc_decoder_ns(d, ticks);
-            size_t size = bt_wire_event_size[type];
-            int took = type <= BT_EV_ZONE_BEGIN16
-                           ? d->zones.begin(d->zones.ctx, ns, bt_wire_get_u64(p + size - 8))
-                           : d->zones.end(d->zones.ctx, ns);
+            at[k] = q;
+            size_t took = d->zones.run(d->zones.ctx, ops, k);
             if (took) {
-                d->ref_thr = ticks;
-                d->events++;
-                pos += size;
-                continue;
+                d->ref_thr = ref[took - 1];
+                d->events += took;
+                pos = at[took];
             }
+            /* The first event not taken goes the full way, once. */
+            if (took < k)
+                refused = pos;
+            continue;
         }
         if (type == BT_EV_EXTERNAL_NAME_METADATA || type == BT_EV_SYMBOL_CODE_METADATA ||
             type == BT_EV_SOURCE_CODE_METADATA)

@@ -55,15 +55,21 @@ struct btc_event {
 typedef int (*btc_event_fn)(void *ctx, const struct btc_event *ev, char *err, size_t errlen);
 
 /* An optional fast path for plain zone begins and ends, the bulk of most
- * streams: called with the event's time (ns) and, for a begin, its source
- * location key, before anything else is done with the event. It returns 1
- * when it took the event whole, 0 to leave it to the event callback
- * untouched (anything unusual: a new thread or source location, a zone
- * with text, a check that fails), so that path keeps every check and error
- * report. */
+ * streams: the decoder gathers a run of consecutive zone events (at most
+ * BTC_ZONE_RUN_MAX, up to the first other event) and hands over their times
+ * (ns) and, for begins, source location keys, before anything else is done
+ * with them. It returns how many it took whole, in order; the first one
+ * not taken (anything unusual: a new thread or source location, a zone
+ * with text, a check that fails) goes to the event callback untouched, so
+ * that path keeps every check and error report. */
+#define BTC_ZONE_RUN_MAX 64u
+struct btc_zone_op {
+    int64_t time;
+    uint64_t key; /* a begin's source location key */
+    int begin;
+};
 struct btc_zone_fast {
-    int (*begin)(void *ctx, int64_t time, uint64_t srcloc_key);
-    int (*end)(void *ctx, int64_t time);
+    size_t (*run)(void *ctx, const struct btc_zone_op *ops, size_t n);
     void *ctx;
 };
 
@@ -84,7 +90,7 @@ struct btc_decoder {
     /* Per type: time kind, time offset, compact form, consumes staged
      * strings; filled at init so the hot loop does one lookup. */
     uint8_t layout[BT_EV_COUNT][4];
-    struct btc_zone_fast zones; /* begin NULL: none */
+    struct btc_zone_fast zones; /* run NULL: none */
 };
 
 int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w);

@@ -524,39 +524,25 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
 
 /* The decoder's fast path (struct btc_zone_fast): the zone_begin and
  * zone_end above for the common case only, taking nothing it would have to
- * refuse: everything else goes back (0) to btc_model_event, unchanged. */
-static struct btc_thread *fast_thread(struct btc_model *m, int64_t *ti)
+ * refuse: the first event it refuses goes back to btc_model_event,
+ * unchanged. A run of zone events all belongs to one thread (a thread or
+ * fiber switch is an event of its own), looked up once. */
+static inline int zone_begin_fast(struct btc_model *m, struct btc_thread *t, int64_t ti,
+                                  int64_t time, uint64_t srcloc_key)
 {
-    if (m->current_thread < 0)
-        return NULL;
-    *ti = acting_thread(m);
-    return thread_at(m, *ti);
-}
-
-static int zone_begin_fast(void *ctx, int64_t time, uint64_t srcloc_key)
-{
-    struct btc_model *m = ctx;
-    int64_t ti;
-    struct btc_thread *t = fast_thread(m, &ti);
     int16_t srcloc = m->last_srcloc_id;
-    if (!t || !srcloc || m->last_srcloc_key != srcloc_key || t->stack.len == t->stack.cap ||
+    if (!srcloc || m->last_srcloc_key != srcloc_key || t->stack.len == t->stack.cap ||
         t->stack.len >= 65535)
         return 0;
     if (t->stack.len &&
         time < ((struct btc_open_zone *)btc_vec_at(&t->stack, t->stack.len - 1))->start)
         return 0;
-    if (!open_zone(m, t, ti, srcloc, time))
-        return 0;
-    m->event_count++;
-    return 1;
+    return open_zone(m, t, ti, srcloc, time) != NULL;
 }
 
-static int zone_end_fast(void *ctx, int64_t time)
+static inline int zone_end_fast(struct btc_model *m, struct btc_thread *t, int64_t ti, int64_t time)
 {
-    struct btc_model *m = ctx;
-    int64_t ti;
-    struct btc_thread *t = fast_thread(m, &ti);
-    if (!t || !t->stack.len)
+    if (!t->stack.len)
         return 0;
     struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
     if (z->validation != t->next_validation || time < z->start || z->text || z->has_extra ||
@@ -565,13 +551,28 @@ static int zone_end_fast(void *ctx, int64_t time)
     t->next_validation = 0;
     t->stack.len--;
     see_time(m, time);
-    m->event_count++;
     return 1;
+}
+
+static size_t zone_run(void *ctx, const struct btc_zone_op *ops, size_t n)
+{
+    struct btc_model *m = ctx;
+    if (m->current_thread < 0)
+        return 0;
+    int64_t ti = acting_thread(m);
+    struct btc_thread *t = thread_at(m, ti);
+    size_t i = 0;
+    for (; i < n; i++)
+        if (!(ops[i].begin ? zone_begin_fast(m, t, ti, ops[i].time, ops[i].key)
+                           : zone_end_fast(m, t, ti, ops[i].time)))
+            break;
+    m->event_count += i;
+    return i;
 }
 
 struct btc_zone_fast btc_model_zone_fast(struct btc_model *m)
 {
-    return (struct btc_zone_fast){zone_begin_fast, zone_end_fast, m};
+    return (struct btc_zone_fast){zone_run, m};
 }
 
 static int zone_top(struct btc_model *m, const struct btc_event *ev, struct btc_open_zone **out,
