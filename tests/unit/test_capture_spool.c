@@ -3,6 +3,7 @@
  * written) reads back exactly, and a failed background write comes out
  * at a later flush or read instead of being lost. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -116,6 +117,7 @@ static void a_failed_background_write_is_reported(void **state)
     if (rc == BTC_OK)
         rc = btc_spool_flush(&s);
     assert_int_equal(rc, BTC_ERR_IO);
+    assert_int_equal(errno, EBADF); /* the thread's reason, for the caller's message */
     struct btc_byte_reader r;
     assert_int_equal(btc_byte_reader_open(&r, &s, 64), BTC_ERR_IO);
     btc_byte_reader_close(&r);

@@ -5,6 +5,7 @@
 #include "btc_model.h"
 #include "btc_model_parts.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -449,7 +450,7 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
                      parent->start);
     struct btc_open_zone *z = open_zone(m, t, ti, srcloc, ev->time);
     if (!z) {
-        snprintf(err, errlen, "cannot write the zone spool");
+        snprintf(err, errlen, "cannot write the zone spool: %s", strerror(errno));
         return BTC_ERR_IO;
     }
     if (with_callstack) {
@@ -514,7 +515,7 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
                      "zone ends at %" PRId64 " ns, before it began (%" PRId64 " ns)", ev->time,
                      z->start);
     if (close_zone(m, ti, z, ev->time) < 0) {
-        snprintf(err, errlen, "cannot write the zone spool");
+        snprintf(err, errlen, "cannot write the zone spool: %s", strerror(errno));
         return BTC_ERR_IO;
     }
     t->stack.len--;

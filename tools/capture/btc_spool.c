@@ -60,6 +60,7 @@ struct btc_spool_bg {
     size_t job_len;
     uint64_t job_off;
     int quit, failed;
+    int failed_errno; /* why the failed write failed, for the caller's errno */
 };
 
 static void *bg_main(void *arg)
@@ -73,8 +74,12 @@ static void *bg_main(void *arg)
             break;
         pthread_mutex_unlock(&bg->mu);
         int rc = write_all(bg->fd, bg->job, bg->job_len, bg->job_off);
+        int e = errno;
         pthread_mutex_lock(&bg->mu);
-        bg->failed |= rc < 0;
+        if (rc < 0 && !bg->failed) {
+            bg->failed = 1;
+            bg->failed_errno = e;
+        }
         bg->job = NULL;
         pthread_cond_broadcast(&bg->cv);
     }
@@ -82,14 +87,17 @@ static void *bg_main(void *arg)
     return NULL;
 }
 
-/* Waits until nothing is in flight: BTC_OK, or BTC_ERR_IO once a write failed. */
+/* Waits until nothing is in flight: BTC_OK, or BTC_ERR_IO with errno set
+ * as the failed write left it, once a write failed. */
 static int bg_wait(struct btc_spool_bg *bg)
 {
     pthread_mutex_lock(&bg->mu);
     while (bg->job)
         pthread_cond_wait(&bg->cv, &bg->mu);
-    int failed = bg->failed;
+    int failed = bg->failed, e = bg->failed_errno;
     pthread_mutex_unlock(&bg->mu);
+    if (failed)
+        errno = e;
     return failed ? BTC_ERR_IO : BTC_OK;
 }
 
@@ -146,6 +154,8 @@ static int write_all(int fd, const uint8_t *p, size_t n, uint64_t off)
         ssize_t w = pwrite(fd, p, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
+        if (w == 0)
+            errno = EIO;
         if (w <= 0)
             return BTC_ERR_IO;
         p += w;
