@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -625,6 +626,48 @@ static void captures_the_boardtrace_demo(void **state)
     btc_trace_free(&t);
 }
 
+/* A spool folder that fills up mid-capture (a 128 KiB tmpfs, root only):
+ * the capture ends saying why, keeps its journal, and --recover rebuilds a
+ * loadable trace from it once the spools have room. */
+static void a_full_spool_folder_keeps_the_journal_and_says_why(void **state)
+{
+    (void)state;
+    char spool[4200], path[4200], journal[4300], rebuilt[4200], errfile[4200], err[2048];
+    path_in_tmp(spool, sizeof spool, "small-spool");
+    path_in_tmp(path, sizeof path, "spool-full.tracy");
+    path_in_tmp(rebuilt, sizeof rebuilt, "spool-full-rebuilt.tracy");
+    path_in_tmp(errfile, sizeof errfile, "spool-full.err");
+    snprintf(journal, sizeof journal, "%s.journal", path);
+    assert_int_equal(mkdir(spool, 0700), 0);
+    if (mount("tmpfs", spool, "tmpfs", 0, "size=128k") != 0) {
+        rmdir(spool);
+        skip(); /* mounting needs root */
+    }
+    struct proc r;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-p", port, "--spool-dir", spool, "--connect-timeout",
+                          "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    int status = finish_within(&cap, 60);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+    umount2(spool, MNT_DETACH);
+    rmdir(spool);
+    assert_int_equal(status, 8);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "No space left on device"));
+    assert_non_null(strstr(err, "--recover"));
+    assert_int_equal(access(path, F_OK), -1);
+    const char *rargs[] = {"--recover", journal, "-o", rebuilt, NULL};
+    struct proc rec = start(capture_bin, rargs);
+    assert_int_equal(finish(&rec), 0);
+    uint64_t unended;
+    assert_true(zones_in(rebuilt, &unended) > 0);
+}
+
 /* --spool-dir naming a folder that is not there ends at once, before any
  * connection, instead of capturing into nowhere. */
 static void a_missing_spool_dir_exits_1_at_once(void **state)
@@ -920,6 +963,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(captures_the_boardtrace_demo),
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),
         cmocka_unit_test(a_missing_spool_dir_exits_1_at_once),
+        cmocka_unit_test(a_full_spool_folder_keeps_the_journal_and_says_why),
         cmocka_unit_test(an_earlier_journal_is_never_overwritten),
         cmocka_unit_test(sigint_during_a_stalled_handshake_ends_the_capture),
         cmocka_unit_test(the_time_limit_ends_a_stalled_handshake),
