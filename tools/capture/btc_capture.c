@@ -1,9 +1,12 @@
 /* A capture session: TCP connect with retries, the handshake of protocol
- * notes section 2, then a poll loop that reads frames, feeds the decoder and
- * model, and writes queries within the budget, so neither side can block
- * the other (notes 5.4). */
+ * notes section 2, then a poll loop that takes the frames the receiver
+ * (btc_receiver.c) read and decompressed, feeds the decoder and model, and
+ * writes queries within the budget, so neither side can block the other
+ * (notes 5.4). */
 #define _GNU_SOURCE
 #include "btc_capture.h"
+
+#include "btc_receiver.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -394,16 +397,18 @@ static void report(struct btc_capture *c, const struct btc_capture_opts *o, doub
         o->progress(o->progress_ctx, &c->stats);
 }
 
+/* Frames the loop decodes before it looks at the clock, the stop request
+ * and the queries again. */
+#define FRAMES_PER_TURN 16
+
 static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
 {
-    size_t cap = BT_WIRE_LZ4_BOUND + 4;
-    uint8_t *rx = malloc(cap);
     struct txbuf tx = {0};
+    struct btc_receiver *rx = btc_receiver_start(c->fd, &c->journal, c->err, sizeof c->err);
     if (!rx)
         return BTC_ERR_NOMEM;
-    size_t rx_len = 0;
     double t0 = now_s(), last_report = 0;
-    int rc = BTC_OK;
+    int rc = BTC_OK, more = 0;
     for (;;) {
         double now = now_s();
         if (now - last_report >= POLL_MS / 1000.0) {
@@ -422,8 +427,10 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
             c->end = BTC_END_TIME_LIMIT;
             break;
         }
-        struct pollfd p = {.fd = c->fd, .events = POLLIN | (tx.len ? POLLOUT : 0)};
-        int pr = poll(&p, 1, POLL_MS);
+        /* The receiver reads the socket; this thread only writes queries. */
+        struct pollfd p[2] = {{.fd = btc_receiver_fd(rx), .events = POLLIN},
+                              {.fd = c->fd, .events = POLLOUT}};
+        int pr = poll(p, tx.len ? 2 : 1, more ? 0 : POLL_MS);
         if (pr < 0 && errno != EINTR) {
             /* Ends like a lost client, so what was received is still
              * written and the summary does not read "complete". */
@@ -433,65 +440,33 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
             rc = BTC_ERR_NET;
             break;
         }
-        if (pr <= 0)
-            continue;
-        if (p.revents & POLLOUT && tx_flush(c, &tx) < 0) {
+        if (tx.len && p[1].revents & POLLOUT && tx_flush(c, &tx) < 0) {
             c->end = BTC_END_DISCONNECTED;
             break;
         }
-        if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
-            continue;
-        ssize_t k = recv(c->fd, rx + rx_len, cap - rx_len, 0);
-        if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
-            continue;
-        if (k <= 0) {
-            c->end = BTC_END_DISCONNECTED;
-            snprintf(c->err, sizeof c->err, "the client closed the connection%s",
-                     c->model.terminated ? " after Terminate, before every query was answered"
-                                         : " before it sent Terminate");
-            break;
-        }
-        rx_len += (size_t)k;
-        /* The complete frames, journaled in one write; a size out of range
-         * ends them (reported once the frames before it are decoded). */
-        size_t whole = 0;
-        int bad_size = 0;
-        while (rx_len - whole >= 4) {
-            uint32_t n = bt_wire_get_u32(rx + whole);
-            if (n == 0 || n > BT_WIRE_LZ4_BOUND) {
-                bad_size = 1;
-                break;
-            }
-            if (rx_len - whole - 4 < n)
-                break;
-            whole += 4 + n;
-        }
-        btc_journal_frames(&c->journal, rx, whole);
-        /* Decode every complete frame, then queue the queries it caused. */
-        size_t pos = 0;
-        int stream_error = 0;
-        while (pos < whole) {
-            uint32_t n = bt_wire_get_u32(rx + pos);
-            if (btc_decoder_frame(&c->dec, rx + pos + 4, n, btc_model_event, &c->model, c->err,
-                                  sizeof c->err) < 0) {
+        /* Decode the frames that came, in order, then queue the queries
+         * each caused. */
+        const uint8_t *events;
+        size_t size, wire;
+        int stream_error = 0, n = 0;
+        more = 0;
+        while (btc_receiver_next(rx, &events, &size, &wire) == 1) {
+            int frc = btc_decoder_inflated_frame(&c->dec, events, size, wire, btc_model_event,
+                                                 &c->model, c->err, sizeof c->err);
+            btc_receiver_done(rx);
+            if (frc < 0) {
                 stream_error = 1;
                 break;
             }
-            pos += 4 + n;
             if (tx_queries(c, &tx) < 0) {
                 rc = BTC_ERR_NOMEM;
                 break;
             }
+            if (++n == FRAMES_PER_TURN) {
+                more = 1;
+                break;
+            }
         }
-        if (pos == whole && bad_size && rc == BTC_OK) {
-            snprintf(c->err, sizeof c->err,
-                     "stream offset %llu (frame %llu): frame size %u, expected 1..%u",
-                     (unsigned long long)c->dec.stream_off, (unsigned long long)c->dec.frames,
-                     bt_wire_get_u32(rx + pos), (unsigned)BT_WIRE_LZ4_BOUND);
-            stream_error = 1;
-        }
-        memmove(rx, rx + pos, rx_len - pos);
-        rx_len -= pos;
         if (rc < 0)
             break;
         if (stream_error) {
@@ -506,11 +481,33 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
             c->end = BTC_END_COMPLETE;
             break;
         }
+        const char *why;
+        enum btc_receiver_end end = more ? BTC_RX_RUNNING : btc_receiver_end(rx, &why);
+        if (end == BTC_RX_CLOSED) {
+            c->end = BTC_END_DISCONNECTED;
+            snprintf(c->err, sizeof c->err, "the client closed the connection%s",
+                     c->model.terminated ? " after Terminate, before every query was answered"
+                                         : " before it sent Terminate");
+            break;
+        }
+        if (end == BTC_RX_NET_ERROR) {
+            c->end = BTC_END_DISCONNECTED;
+            snprintf(c->err, sizeof c->err, "%s", why);
+            rc = BTC_ERR_NET;
+            break;
+        }
+        if (end == BTC_RX_BAD_STREAM) {
+            c->end = BTC_END_STREAM_ERROR;
+            snprintf(c->err, sizeof c->err, "%s", why);
+            break;
+        }
     }
+    /* No more reading: what the receiver had not handed on yet stays
+     * unread, as it would in the socket. */
+    btc_receiver_stop(rx);
     if (c->end != BTC_END_DISCONNECTED)
         send_terminate(c, &tx);
     report(c, o, t0);
-    free(rx);
     free(tx.p);
     return rc;
 }

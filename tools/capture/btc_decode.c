@@ -82,6 +82,25 @@ void btc_decoder_free(struct btc_decoder *d)
     d->single = d->second = NULL;
 }
 
+void btc_lz4_failure(uint64_t frame, uint64_t stream_off, size_t n, char *err, size_t errlen)
+{
+    snprintf(err, errlen,
+             "frame %llu at stream offset %llu: LZ4 block of %zu bytes does not decompress "
+             "(expected at most %u bytes of events)",
+             (unsigned long long)frame, (unsigned long long)stream_off, n,
+             (unsigned)BT_WIRE_FRAME_SIZE);
+}
+
+int btc_decoder_inflated_frame(struct btc_decoder *d, const uint8_t *events, size_t size,
+                               size_t wire_bytes, btc_event_fn fn, void *ctx, char *err,
+                               size_t errlen)
+{
+    d->compressed_bytes += wire_bytes;
+    int rc = btc_decoder_events(d, events, size, fn, ctx, err, errlen);
+    d->frames++;
+    return rc;
+}
+
 int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc_event_fn fn,
                       void *ctx, char *err, size_t errlen)
 {
@@ -98,16 +117,11 @@ int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc
         LZ4_decompress_safe_continue(d->lz4, (const char *)block, (char *)d->ring + d->ring_off,
                                      (int)n, (int)BT_WIRE_FRAME_SIZE);
     if (sz < 0) {
-        snprintf(err, errlen,
-                 "frame %llu at stream offset %llu: LZ4 block of %zu bytes does not decompress "
-                 "(expected at most %u bytes of events)",
-                 (unsigned long long)d->frames, (unsigned long long)d->stream_off, n,
-                 (unsigned)BT_WIRE_FRAME_SIZE);
+        btc_lz4_failure(d->frames, d->stream_off, n, err, errlen);
         return BTC_ERR_PROTOCOL;
     }
-    d->compressed_bytes += n + 4;
-    int rc = btc_decoder_events(d, d->ring + d->ring_off, (size_t)sz, fn, ctx, err, errlen);
-    d->frames++;
+    int rc = btc_decoder_inflated_frame(d, d->ring + d->ring_off, (size_t)sz, n + 4, fn, ctx, err,
+                                        errlen);
     d->ring_off += (size_t)sz;
     if (d->ring_off > (BT_WIRE_RING_FRAMES - 1) * BT_WIRE_FRAME_SIZE)
         d->ring_off = 0;

@@ -100,6 +100,17 @@ void btc_decoder_free(struct btc_decoder *d);
 int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc_event_fn fn,
                       void *ctx, char *err, size_t errlen);
 
+/* Decodes one frame someone else decompressed (size bytes of events; it
+ * came as wire_bytes on the socket, its size field included) and counts it
+ * as btc_decoder_frame does. */
+int btc_decoder_inflated_frame(struct btc_decoder *d, const uint8_t *events, size_t size,
+                               size_t wire_bytes, btc_event_fn fn, void *ctx, char *err,
+                               size_t errlen);
+
+/* What a frame that cannot be decompressed is reported as; the same words
+ * whichever thread decompresses it. */
+void btc_lz4_failure(uint64_t frame, uint64_t stream_off, size_t n, char *err, size_t errlen);
+
 /* Decodes already decompressed event bytes; events must not straddle calls. */
 int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_event_fn fn,
                        void *ctx, char *err, size_t errlen);
