@@ -12,7 +12,6 @@
 #include "btc_compress.h"
 
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zstd.h>
@@ -157,12 +156,7 @@ struct btc_compress *btc_compress_open(unsigned streams)
     /* The ring and the contexts exist before a helper looks at them; when
      * fewer threads start, fewer threads share the same streams. */
     for (unsigned i = 0; ok && i + 1 < streams; i++) {
-        sigset_t all, old;
-        sigfillset(&all);
-        pthread_sigmask(SIG_SETMASK, &all, &old);
-        int rc = pthread_create(&c->helpers[c->nhelpers], NULL, helper_main, c);
-        pthread_sigmask(SIG_SETMASK, &old, NULL);
-        if (rc != 0)
+        if (btc_start_thread(&c->helpers[c->nhelpers], helper_main, c) != 0)
             break;
         c->nhelpers++;
     }

@@ -12,7 +12,6 @@
 #include <lz4.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +21,7 @@
 
 #include "boardtrace/wire.h"
 #include "btc_decode.h"
+#include "btc_util.h"
 
 #define RING_FRAMES 8u
 #define QUEUE       64u
@@ -225,12 +225,7 @@ struct btc_receiver *btc_receiver_start(int fd, struct btc_journal *journal, cha
         return NULL;
     }
     LZ4_setStreamDecode(r->lz4, NULL, 0);
-    /* Signals stay with the capture's own thread (SIGINT stops it). */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&r->thread, NULL, receive, r);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    int rc = btc_start_thread(&r->thread, receive, r);
     if (rc != 0) {
         snprintf(err, errlen, "cannot start the receiving thread: %s", strerror(rc));
         free_receiver(r);

@@ -6,7 +6,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,12 +110,7 @@ void btc_spool_background(struct btc_spool *s)
     bg->fd = s->fd;
     pthread_mutex_init(&bg->mu, NULL);
     pthread_cond_init(&bg->cv, NULL);
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&bg->thread, NULL, bg_main, bg);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
+    if (btc_start_thread(&bg->thread, bg_main, bg) != 0) {
         pthread_cond_destroy(&bg->cv);
         pthread_mutex_destroy(&bg->mu);
         free(bg->spare);

@@ -4,6 +4,7 @@
 #ifndef BTC_UTIL_H
 #define BTC_UTIL_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -110,5 +111,10 @@ uint64_t btc_hash_bytes(const void *p, size_t n);
 
 /* CPUs this process may run on (its affinity mask), at least 1. */
 unsigned btc_usable_cpus(void);
+
+/* Starts a helper thread that takes no signals: SIGINT and SIGTERM stay
+ * with the capture's own thread, which stops the capture cleanly. 0, or
+ * pthread_create's error. */
+int btc_start_thread(pthread_t *t, void *(*fn)(void *), void *arg);
 
 #endif
