@@ -302,6 +302,20 @@ static int fail(const struct btc_decoder *d, uint64_t off, unsigned type, char *
     return BTC_ERR_PROTOCOL;
 }
 
+/* A time field in its compact form (protocol notes 4.3): the delta against
+ * its reference, or the plain value. */
+static inline int64_t read_time(const uint8_t *p, enum time_form form)
+{
+    if (form == F_SHORT)
+        return bt_wire_get_u16(p);
+    if (form == F_MID)
+        return (int64_t)bt_wire_get_u32(p) + BT_WIRE_OFF16;
+    int64_t v = (int64_t)bt_wire_get_u64(p);
+    if (form == F_WIDE && v >= 0)
+        v = (int64_t)((uint64_t)v + (uint64_t)BT_WIRE_OFF32);
+    return v;
+}
+
 /* Zone begins and ends without callstack: the fast path's events. */
 static inline int is_plain_zone(unsigned type)
 {
@@ -338,19 +352,7 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
                 if (!is_plain_zone(ty) || n - q < bt_wire_event_size[ty])
                     break;
                 size_t size = bt_wire_event_size[ty];
-                /* Wide, 32-bit or 16-bit time delta, in that order in both
-                 * ranges (as event_time_layout has them). */
-                unsigned form = (ty - BT_EV_ZONE_BEGIN) % 3;
-                int64_t v;
-                if (form == 0) {
-                    v = (int64_t)bt_wire_get_u64(buf + q + 1);
-                    if (v >= 0)
-                        v = (int64_t)((uint64_t)v + (uint64_t)BT_WIRE_OFF32);
-                } else if (form == 1) {
-                    v = (int64_t)bt_wire_get_u32(buf + q + 1) + BT_WIRE_OFF16;
-                } else {
-                    v = bt_wire_get_u16(buf + q + 1);
-                }
+                int64_t v = read_time(buf + q + d->layout[ty][1], (enum time_form)d->layout[ty][2]);
                 ticks = (int64_t)((uint64_t)ticks + (uint64_t)v);
                 ops[k].time = btc_decoder_ns(d, ticks);
                 ops[k].begin = ty <= BT_EV_ZONE_BEGIN16;
@@ -447,16 +449,7 @@ int btc_decoder_events(struct btc_decoder *d, const uint8_t *buf, size_t n, btc_
         unsigned toff = d->layout[type][1];
         enum time_form form = (enum time_form)d->layout[type][2];
         if (kind != T_NONE) {
-            int64_t v;
-            if (form == F_SHORT)
-                v = bt_wire_get_u16(p + toff);
-            else if (form == F_MID)
-                v = (int64_t)bt_wire_get_u32(p + toff) + BT_WIRE_OFF16;
-            else {
-                v = (int64_t)bt_wire_get_u64(p + toff);
-                if (form == F_WIDE && v >= 0)
-                    v = (int64_t)((uint64_t)v + (uint64_t)BT_WIRE_OFF32);
-            }
+            int64_t v = read_time(p + toff, form);
             /* Deltas wrap like the client's 64-bit arithmetic does. */
             int64_t *ref = kind == T_THR   ? &d->ref_thr
                            : kind == T_SER ? &d->ref_ser
