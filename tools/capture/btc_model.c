@@ -340,8 +340,6 @@ static struct btc_thread *thread_at(struct btc_model *m, int64_t i)
     return btc_vec_at(&m->threads, (size_t)i);
 }
 
-/* The thread per-thread events belong to: the last ThreadContext's, or the
- * fiber that thread has entered. */
 /* The thread events go to once the current one is known: the fiber it
  * runs, if any, else itself. */
 static int64_t acting_thread(struct btc_model *m)
@@ -350,6 +348,8 @@ static int64_t acting_thread(struct btc_model *m)
     return fiber >= 0 ? fiber : m->current_thread;
 }
 
+/* The thread per-thread events belong to: the last ThreadContext's, or the
+ * fiber that thread has entered. */
 static int64_t current_thread(struct btc_model *m)
 {
     if (m->current_thread < 0)
