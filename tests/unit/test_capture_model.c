@@ -190,26 +190,40 @@ static void zones_open_at_the_end_are_kept_unended(void **state)
     n += zone_end(b + n, 1);
     assert_int_equal(feed(b, n), 0);
     assert_int_equal(btc_model_finish(&model), 0);
-    /* The thread's timeline in the file's encoding: outer begin, inner
-     * begin, inner end, outer end (-1: never ended), one fragment. */
+    /* The thread's timeline, one fragment, expanded to the file's
+     * encoding: outer begin, inner begin, inner end, outer end (-1: never
+     * ended). */
     struct btc_timeline_reader r;
     uint32_t thread, len;
-    const uint8_t *p;
+    const uint8_t *f;
     assert_int_equal(btc_timeline_reader_open(&r, &model.zones), 0);
-    assert_int_equal(btc_timeline_reader_next(&r, &thread, &p, &len), 1);
-    assert_int_equal(len, 2 * BTC_TL_BEGIN_BYTES + 2 * BTC_TL_END_BYTES);
+    assert_int_equal(btc_timeline_reader_next(&r, &thread, &f, &len), 1);
+    uint8_t p[2 * BTC_TL_FILE_BEGIN_BYTES + 2 * BTC_TL_FILE_END_BYTES];
+    size_t used, made;
+    assert_int_equal(btc_timeline_expand(f, len, &used, p, sizeof p, &made), 0);
+    assert_int_equal(used, len);
+    assert_int_equal(made, sizeof p);
     assert_int_equal(((struct btc_thread *)btc_vec_at(&model.threads, thread))->tid, 4);
     int64_t outer_start = (int64_t)bt_wire_get_u64(p + 2);
-    const uint8_t *inner = p + BTC_TL_BEGIN_BYTES;
+    const uint8_t *inner = p + BTC_TL_FILE_BEGIN_BYTES;
     int64_t inner_start = outer_start + (int64_t)bt_wire_get_u64(inner + 2);
-    int64_t inner_end = inner_start + (int64_t)bt_wire_get_u64(inner + BTC_TL_BEGIN_BYTES);
-    int64_t outer_end =
-        inner_end + (int64_t)bt_wire_get_u64(inner + BTC_TL_BEGIN_BYTES + BTC_TL_END_BYTES);
-    assert_int_equal(bt_wire_get_u32(p + BTC_TL_BEGIN_EXTRA_OFF + 4), 1); /* children */
-    assert_int_equal(bt_wire_get_u32(inner + BTC_TL_BEGIN_EXTRA_OFF + 4), 0);
+    int64_t inner_end = inner_start + (int64_t)bt_wire_get_u64(inner + BTC_TL_FILE_BEGIN_BYTES);
+    int64_t outer_end = inner_end + (int64_t)bt_wire_get_u64(inner + BTC_TL_FILE_BEGIN_BYTES +
+                                                             BTC_TL_FILE_END_BYTES);
+    assert_int_equal(bt_wire_get_u32(p + 14), 1); /* children */
+    assert_int_equal(bt_wire_get_u32(inner + 14), 0);
     assert_int_equal(inner_end, inner_start + 1);
     assert_int_equal(outer_end, -1);
-    assert_int_equal(btc_timeline_reader_next(&r, &thread, &p, &len), 0);
+    /* Spooled: the outer begin with its patch field; the inner one, a
+     * leaf, without (tag, srcloc, a one-byte delta); the inner end (tag, a
+     * one-byte delta); the outer end (tag, a negative delta: 8 bytes). */
+    size_t outer = 3 + (f[0] & BTC_TL_TAG_LEN) + 8;
+    assert_int_equal(f[0] & ~BTC_TL_TAG_LEN, 0);
+    assert_int_equal(f[outer], BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | 1);
+    assert_int_equal(f[outer + 4], BTC_TL_TAG_END | 1);
+    assert_int_equal(f[outer + 6], BTC_TL_TAG_END | 8);
+    assert_int_equal(len, outer + 4 + 2 + 9);
+    assert_int_equal(btc_timeline_reader_next(&r, &thread, &f, &len), 0);
     btc_timeline_reader_close(&r);
 }
 

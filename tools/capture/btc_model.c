@@ -401,16 +401,17 @@ static void see_time(struct btc_model *m, int64_t t)
 #define ZONE_INLINE static inline __attribute__((always_inline))
 
 /* Opens a zone on thread t (model index ti) once every check has passed
- * and its stack has room: its bytes in the timeline spool (the file's
- * encoding; extra and child count are patched at its end), its entry on the
+ * and its stack has room: its begin in the timeline spool (extra and child
+ * count are set at its end), its entry on the
  * stack, the counts. NULL when the spool cannot be written, nothing changed. */
-ZONE_INLINE struct btc_open_zone *open_zone(struct btc_model *m, struct btc_thread *t, int64_t ti,
-                                            int16_t srcloc, int64_t time)
+ZONE_INLINE struct btc_open_zone *open_zone(struct btc_model *m, struct btc_tl_cursor *c,
+                                            struct btc_thread *t, int16_t srcloc, int64_t time)
 {
     struct btc_open_zone *parent = t->stack.len ? btc_vec_at(&t->stack, t->stack.len - 1) : NULL;
     uint64_t at;
-    if (btc_timeline_begin(&m->zones, (uint32_t)ti, srcloc,
-                           (uint64_t)time - (uint64_t)t->timeline_ref, &at) < 0)
+    uint8_t tag_back;
+    if (btc_tl_begin(&m->zones, c, srcloc, (uint64_t)time - (uint64_t)t->timeline_ref, &at,
+                     &tag_back) < 0)
         return NULL;
     if (parent)
         parent->children++;
@@ -418,6 +419,7 @@ ZONE_INLINE struct btc_open_zone *open_zone(struct btc_model *m, struct btc_thre
     struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len++);
     memset(z, 0, sizeof *z);
     z->at = at;
+    z->tag_back = tag_back;
     z->start = time;
     z->validation = t->next_validation;
     t->next_validation = 0;
@@ -453,7 +455,10 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
         return failf(ev, err, errlen,
                      "zone begins at %" PRId64 " ns, before its parent (%" PRId64 " ns)", ev->time,
                      parent->start);
-    struct btc_open_zone *z = open_zone(m, t, ti, srcloc, ev->time);
+    struct btc_tl_cursor c;
+    btc_tl_cursor(&m->zones, (uint32_t)ti, &c);
+    struct btc_open_zone *z = open_zone(m, &c, t, srcloc, ev->time);
+    btc_tl_settle(&m->zones, &c);
     if (!z) {
         snprintf(err, errlen, "cannot write the zone spool: %s", strerror(errno));
         return BTC_ERR_IO;
@@ -466,7 +471,8 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t s
     return BTC_OK;
 }
 
-ZONE_INLINE int close_zone(struct btc_model *m, int64_t ti, struct btc_open_zone *z, int64_t end)
+ZONE_INLINE int close_zone(struct btc_model *m, struct btc_tl_cursor *c, int64_t ti,
+                           struct btc_open_zone *z, int64_t end)
 {
     struct btc_thread *t = thread_at(m, ti);
     uint32_t extra = 0;
@@ -486,13 +492,9 @@ ZONE_INLINE int close_zone(struct btc_model *m, int64_t ti, struct btc_open_zone
             return BTC_ERR_IO;
         extra = (uint32_t)(idx + 1);
     }
-    if (extra || z->children) {
-        uint8_t both[8];
-        btc_le_store(both, extra | (uint64_t)z->children << 32, 8);
-        if (btc_timeline_patch(&m->zones, z->at + BTC_TL_BEGIN_EXTRA_OFF, both, sizeof both) < 0)
-            return BTC_ERR_IO;
-    }
-    int rc = btc_timeline_end(&m->zones, (uint32_t)ti, (uint64_t)end - (uint64_t)t->timeline_ref);
+    if (btc_tl_finish_zone(&m->zones, c, z->at, z->tag_back, extra, z->children) < 0)
+        return BTC_ERR_IO;
+    int rc = btc_tl_end(&m->zones, c, (uint64_t)end - (uint64_t)t->timeline_ref);
     if (rc < 0)
         return rc;
     t->child_lists += z->children != 0;
@@ -519,7 +521,11 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
         return failf(ev, err, errlen,
                      "zone ends at %" PRId64 " ns, before it began (%" PRId64 " ns)", ev->time,
                      z->start);
-    if (close_zone(m, ti, z, ev->time) < 0) {
+    struct btc_tl_cursor c;
+    btc_tl_cursor(&m->zones, (uint32_t)ti, &c);
+    int rc = close_zone(m, &c, ti, z, ev->time);
+    btc_tl_settle(&m->zones, &c);
+    if (rc < 0) {
         snprintf(err, errlen, "cannot write the zone spool: %s", strerror(errno));
         return BTC_ERR_IO;
     }
@@ -533,8 +539,8 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
  * refuse: the first event it refuses goes back to btc_model_event,
  * unchanged. A run of zone events all belongs to one thread (a thread or
  * fiber switch is an event of its own), looked up once. */
-static inline int zone_begin_fast(struct btc_model *m, struct btc_thread *t, int64_t ti,
-                                  int64_t time, uint64_t srcloc_key)
+static inline int zone_begin_fast(struct btc_model *m, struct btc_tl_cursor *c,
+                                  struct btc_thread *t, int64_t time, uint64_t srcloc_key)
 {
     int16_t srcloc = m->last_srcloc_id;
     if (!srcloc || m->last_srcloc_key != srcloc_key || t->stack.len == t->stack.cap ||
@@ -543,16 +549,17 @@ static inline int zone_begin_fast(struct btc_model *m, struct btc_thread *t, int
     if (t->stack.len &&
         time < ((struct btc_open_zone *)btc_vec_at(&t->stack, t->stack.len - 1))->start)
         return 0;
-    return open_zone(m, t, ti, srcloc, time) != NULL;
+    return open_zone(m, c, t, srcloc, time) != NULL;
 }
 
-static inline int zone_end_fast(struct btc_model *m, struct btc_thread *t, int64_t ti, int64_t time)
+static inline int zone_end_fast(struct btc_model *m, struct btc_tl_cursor *c, struct btc_thread *t,
+                                int64_t ti, int64_t time)
 {
     if (!t->stack.len)
         return 0;
     struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
     if (z->validation != t->next_validation || time < z->start || z->text || z->has_extra ||
-        close_zone(m, ti, z, time) < 0)
+        close_zone(m, c, ti, z, time) < 0)
         return 0;
     t->next_validation = 0;
     t->stack.len--;
@@ -567,11 +574,14 @@ static size_t zone_run(void *ctx, const struct btc_zone_op *ops, size_t n)
         return 0;
     int64_t ti = acting_thread(m);
     struct btc_thread *t = thread_at(m, ti);
+    struct btc_tl_cursor c;
+    btc_tl_cursor(&m->zones, (uint32_t)ti, &c);
     size_t i = 0;
     for (; i < n; i++)
-        if (!(ops[i].begin ? zone_begin_fast(m, t, ti, ops[i].time, ops[i].key)
-                           : zone_end_fast(m, t, ti, ops[i].time)))
+        if (!(ops[i].begin ? zone_begin_fast(m, &c, t, ops[i].time, ops[i].key)
+                           : zone_end_fast(m, &c, t, ti, ops[i].time)))
             break;
+    btc_tl_settle(&m->zones, &c);
     m->event_count += i;
     return i;
 }
@@ -1520,9 +1530,12 @@ int btc_model_finish(struct btc_model *m)
 {
     for (size_t i = 0; i < m->threads.len; i++) {
         struct btc_thread *t = thread_at(m, (int64_t)i);
+        struct btc_tl_cursor c;
+        btc_tl_cursor(&m->zones, (uint32_t)i, &c);
         while (t->stack.len) {
             struct btc_open_zone *z = btc_vec_at(&t->stack, t->stack.len - 1);
-            int rc = close_zone(m, (int64_t)i, z, -1);
+            int rc = close_zone(m, &c, (int64_t)i, z, -1);
+            btc_tl_settle(&m->zones, &c);
             if (rc < 0)
                 return rc;
             t->stack.len--;

@@ -23,7 +23,7 @@
 #include "btc_util.h"
 
 /* Spool record layouts (host-internal, never leave the capturing machine).
- * Zones are spooled in the file's encoding (btc_timeline.h). */
+ * Zones are spooled in a compact form of the file's encoding (btc_timeline.h). */
 struct btc_extra_rec {
     uint32_t callstack; /* 0 none, else callstack index + 1 */
     uint32_t text;      /* 0 none, else text-spool number + 1 */
@@ -79,10 +79,11 @@ struct btc_lock_rec {
 };
 
 struct btc_open_zone {
-    uint64_t at; /* its bytes in the timeline spool */
+    uint64_t at; /* its begin's patch field in the timeline spool */
     int64_t start;
     uint32_t children;
     uint32_t validation;
+    uint8_t tag_back; /* how far before at its tag is */
     struct btc_extra_rec extra;
     int has_extra;
     char *text; /* zone text so far, spooled when the zone ends */

@@ -47,26 +47,27 @@ int btc_timeline_flush(struct btc_timeline *tl)
     return btc_spool_flush(&tl->raw);
 }
 
-uint8_t *btc_timeline_reserve_slow(struct btc_timeline *tl, uint32_t thread, size_t n, uint64_t *at)
+uint8_t *btc_tl_room_slow(struct btc_timeline *tl, struct btc_tl_cursor *c, size_t n)
 {
     struct btc_spool *s = &tl->raw;
+    btc_tl_settle(tl, c);
     if (s->buf_len + BTC_TL_FRAGMENT_HEADER + n > s->buf_cap && btc_timeline_flush(tl) < 0)
         return NULL;
-    if (tl->frag == SIZE_MAX || tl->thread != thread) {
+    if (tl->frag == SIZE_MAX || tl->thread != c->thread) {
         close_fragment(tl);
-        uint32_t head[2] = {thread, 0};
+        uint32_t head[2] = {c->thread, 0};
         memcpy(s->buf + s->buf_len, head, sizeof head);
         tl->frag = s->buf_len;
-        tl->thread = thread;
+        tl->thread = c->thread;
         s->buf_len += BTC_TL_FRAGMENT_HEADER;
-        s->count += BTC_TL_FRAGMENT_HEADER;
     }
-    return btc_timeline_reserve(tl, thread, n, at);
+    btc_tl_cursor(tl, c->thread, c);
+    return c->p;
 }
 
 int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size_t n)
 {
-    /* Bytes never straddle a flush: a reserve that does not fit flushes
+    /* Bytes never straddle a flush: a record that does not fit flushes
      * first, so they are all in the buffer or all in the file. */
     return btc_spool_patch(&tl->raw, at, 0, p, n);
 }
@@ -101,4 +102,58 @@ int btc_timeline_reader_next(struct btc_timeline_reader *r, uint32_t *thread, co
 void btc_timeline_reader_close(struct btc_timeline_reader *r)
 {
     btc_byte_reader_close(&r->in);
+}
+
+/* A delta of n bytes (1 to 8) at p, of which avail can be read. */
+static inline uint64_t load_delta(const uint8_t *p, unsigned n, size_t avail)
+{
+    if (avail < 8)
+        return btc_le_load(p, n);
+    uint64_t v = btc_le_load(p, 8);
+    return n == 8 ? v : v & ((UINT64_C(1) << (8 * n)) - 1);
+}
+
+int btc_timeline_expand(const uint8_t *in, size_t n, size_t *used, uint8_t *out, size_t room,
+                        size_t *made)
+{
+    size_t i = 0, o = 0;
+    while (i < n) {
+        unsigned tag = in[i], len = tag & BTC_TL_TAG_LEN;
+        if (len < 1 || len > 8)
+            return BTC_ERR_IO;
+        if (tag & BTC_TL_TAG_END) {
+            if (tag & ~(BTC_TL_TAG_END | BTC_TL_TAG_LEN))
+                return BTC_ERR_IO;
+            if (i + 1 + len > n || o + BTC_TL_FILE_END_BYTES > room)
+                break;
+            btc_le_store(out + o, load_delta(in + i + 1, len, n - i - 1), 8);
+            o += BTC_TL_FILE_END_BYTES;
+            i += 1 + len;
+            continue;
+        }
+        /* A begin: the patch field whole, its extra alone, or nothing. */
+        size_t field = 8;
+        if (tag & BTC_TL_TAG_NO_CHILDREN)
+            field = tag & BTC_TL_TAG_NO_EXTRA ? 0 : 4;
+        else if (tag & BTC_TL_TAG_NO_EXTRA)
+            return BTC_ERR_IO;
+        if (tag & ~(BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | BTC_TL_TAG_LEN))
+            return BTC_ERR_IO;
+        size_t size = 3 + len + field;
+        if (i + size > n || o + BTC_TL_FILE_BEGIN_BYTES > room)
+            break;
+        const uint8_t *p = in + i;
+        uint8_t *q = out + o;
+        memcpy(q, p + 1, 2);
+        btc_le_store(q + 2, load_delta(p + 3, len, n - i - 3), 8);
+        uint64_t both = field == 8 ? btc_le_load(p + 3 + len, 8)
+                        : field    ? btc_le_load(p + 3 + len, 4)
+                                   : 0;
+        btc_le_store(q + 10, both, 8);
+        o += BTC_TL_FILE_BEGIN_BYTES;
+        i += size;
+    }
+    *used = i;
+    *made = o;
+    return BTC_OK;
 }

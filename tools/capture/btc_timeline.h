@@ -1,13 +1,26 @@
-/* Zone timelines: every thread's zones spooled already in the .tracy file's
- * own encoding (per zone: source location, start, extra, child count, the
- * children, end; times as deltas against the thread's previous time), so
- * the writer copies them instead of re-encoding records.
+/* Zone timelines: every thread's zones spooled in a compact form of the
+ * .tracy file's own encoding, which the writer expands record by record
+ * (btc_timeline_expand) instead of rebuilding the zone tree.
+ *
+ * The file's encoding, per zone: source location i16, start delta i64,
+ * extra u32, child count u32, the children, end delta i64 (times as deltas
+ * against the thread's previous time). The spool keeps the same records in
+ * the same order, each led by a tag byte (the low nibble: how many bytes
+ * of the delta follow, 1 to 8; the others: BTC_TL_TAG_*):
+ *
+ *   begin: tag, source location i16, delta, extra u32, child count u32
+ *   end:   tag | BTC_TL_TAG_END, delta
+ *
+ * A zone's extra and child count are known only at its end: they sit at a
+ * fixed place in its begin and are patched there, in the buffer or in the
+ * file. A zone that ends with no children while its begin is still the
+ * last thing spooled (most zones: the leaves) drops that field instead,
+ * down to its extra alone or nothing, and says so in its tag: an empty
+ * zone takes some 6 bytes instead of the file's 26.
  *
  * Threads share one spool file of fragments, [u32 thread][u32 length][bytes],
- * each the run of one thread's bytes between two other threads' (a run
- * ends at a buffer flush too). A zone's extra and child count are known
- * only at its end: they sit at a fixed place in its bytes and are patched
- * there, in the buffer or in the file. */
+ * each the run of one thread's records between two other threads' (a run
+ * ends at a buffer flush too); no record straddles two fragments. */
 #ifndef BTC_TIMELINE_H
 #define BTC_TIMELINE_H
 
@@ -19,13 +32,19 @@
 #include "btc_util.h"
 
 #define BTC_TL_FRAGMENT_HEADER 8u
-/* A zone's opening bytes: srcloc u16, start delta u64, extra u32, children u32. */
-#define BTC_TL_BEGIN_BYTES     18u
-#define BTC_TL_BEGIN_EXTRA_OFF 10u
-#define BTC_TL_END_BYTES       8u
+#define BTC_TL_TAG_LEN         0x0fu /* delta bytes that follow the tag (begin: and srcloc) */
+#define BTC_TL_TAG_END         0x10u /* an end record */
+#define BTC_TL_TAG_NO_CHILDREN 0x20u /* begin: the patch field holds the extra alone */
+#define BTC_TL_TAG_NO_EXTRA    0x40u /* begin, with NO_CHILDREN: no patch field at all */
+/* The most bytes a begin record takes: tag, srcloc, delta, extra, children. */
+#define BTC_TL_BEGIN_MAX 19u
+#define BTC_TL_END_MAX   9u
+/* The file's encoding of a begin (srcloc, start, extra, children) and an end. */
+#define BTC_TL_FILE_BEGIN_BYTES 18u
+#define BTC_TL_FILE_END_BYTES   8u
 
 struct btc_timeline {
-    struct btc_spool raw; /* a byte stream (record size 1) */
+    struct btc_spool raw; /* a byte stream (record size 1; its count is not kept) */
     size_t frag;          /* offset in raw's buffer of the open fragment's header, whose
                              length is written when the fragment closes */
     uint32_t thread;      /* its thread; frag == SIZE_MAX: no open fragment */
@@ -34,46 +53,92 @@ struct btc_timeline {
 int btc_timeline_open(struct btc_timeline *tl, const char *dir, char *err, size_t errlen);
 void btc_timeline_close(struct btc_timeline *tl);
 int btc_timeline_flush(struct btc_timeline *tl);
-/* Room for n more bytes (n <= 64) of thread's timeline, to be filled by
- * the caller, or NULL when the spool cannot be written; *at gets their
- * offset in the spool, for btc_timeline_patch. */
-uint8_t *btc_timeline_reserve_slow(struct btc_timeline *tl, uint32_t thread, size_t n,
-                                   uint64_t *at);
-static inline uint8_t *btc_timeline_reserve(struct btc_timeline *tl, uint32_t thread, size_t n,
-                                            uint64_t *at)
+/* A writer of one thread's records straight into the spool's buffer, kept
+ * by the caller in a local variable across a run of records (a run of
+ * zones: btc_model.c) and stored back with btc_tl_settle before anything
+ * else uses the spool. Its fields then stay in registers: kept in the
+ * spool, they would be read again after every byte stored (a byte store
+ * may alias anything), about 10% of the decoding thread's time. */
+struct btc_tl_cursor {
+    uint8_t *buf, *p, *lim; /* the spool's buffer, the next byte, its room's end */
+    uint64_t flushed;       /* the spool offset of buf[0] */
+    uint32_t thread;
+};
+static inline void btc_tl_cursor(struct btc_timeline *tl, uint32_t thread, struct btc_tl_cursor *c)
 {
     struct btc_spool *s = &tl->raw;
-    if (tl->thread != thread || tl->frag == SIZE_MAX || s->buf_len + n > s->buf_cap)
-        return btc_timeline_reserve_slow(tl, thread, n, at);
-    *at = s->flushed + s->buf_len;
-    uint8_t *p = s->buf + s->buf_len;
-    s->buf_len += n;
-    s->count += n;
-    return p;
+    c->buf = s->buf;
+    c->p = s->buf + s->buf_len;
+    /* No room until the thread's fragment is open (btc_tl_room_slow). */
+    c->lim = tl->thread == thread && tl->frag != SIZE_MAX ? s->buf + s->buf_cap : c->p;
+    c->flushed = s->flushed;
+    c->thread = thread;
 }
-/* A zone's opening bytes, extra and child count zero until patched. */
-static inline int btc_timeline_begin(struct btc_timeline *tl, uint32_t thread, int16_t srcloc,
-                                     uint64_t start_delta, uint64_t *at)
+static inline void btc_tl_settle(struct btc_timeline *tl, const struct btc_tl_cursor *c)
 {
-    uint8_t *p = btc_timeline_reserve(tl, thread, BTC_TL_BEGIN_BYTES, at);
+    tl->raw.buf_len = (size_t)(c->p - c->buf);
+}
+/* Room for n more bytes (n <= 64) at c->p, to be filled and passed over by
+ * the caller, or NULL when the spool cannot be written. */
+uint8_t *btc_tl_room_slow(struct btc_timeline *tl, struct btc_tl_cursor *c, size_t n);
+static inline uint8_t *btc_tl_room(struct btc_timeline *tl, struct btc_tl_cursor *c, size_t n)
+{
+    return (size_t)(c->lim - c->p) >= n ? c->p : btc_tl_room_slow(tl, c, n);
+}
+/* Bytes a delta takes in the spool: 1 to 8, none of them high zeros. */
+static inline unsigned btc_tl_delta_len(uint64_t v)
+{
+    return (71u - (unsigned)__builtin_clzll(v | 1)) >> 3;
+}
+/* A zone's begin. *at: where its patch field is (a spool offset), and
+ * *tag_back: how far before it its tag sits, for btc_tl_finish_zone. */
+static inline int btc_tl_begin(struct btc_timeline *tl, struct btc_tl_cursor *c, int16_t srcloc,
+                               uint64_t start_delta, uint64_t *at, uint8_t *tag_back)
+{
+    uint8_t *p = btc_tl_room(tl, c, BTC_TL_BEGIN_MAX);
     if (!p)
         return BTC_ERR_IO;
-    btc_le_store(p, (uint16_t)srcloc, 2);
-    btc_le_store(p + 2, start_delta, 8);
-    btc_le_store(p + BTC_TL_BEGIN_EXTRA_OFF, 0, 8);
+    unsigned n = btc_tl_delta_len(start_delta);
+    p[0] = (uint8_t)n;
+    btc_le_store(p + 1, (uint16_t)srcloc, 2);
+    btc_le_store(p + 3, start_delta, 8);
+    btc_le_store(p + 3 + n, 0, 8);
+    *tag_back = (uint8_t)(3 + n);
+    *at = c->flushed + (uint64_t)(p - c->buf) + 3 + n;
+    c->p = p + 3 + n + 8;
     return BTC_OK;
 }
-static inline int btc_timeline_end(struct btc_timeline *tl, uint32_t thread, uint64_t end_delta)
-{
-    uint64_t at;
-    uint8_t *p = btc_timeline_reserve(tl, thread, BTC_TL_END_BYTES, &at);
-    if (!p)
-        return BTC_ERR_IO;
-    btc_le_store(p, end_delta, 8);
-    return BTC_OK;
-}
-/* Overwrites n bytes at spool offset at. */
+/* Sets a zone's extra and child count once it has ended: a zone with no
+ * children whose begin is still the last record drops the field it does
+ * not need, any other zone has it patched (unless both are zero). */
 int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size_t n);
+static inline int btc_tl_finish_zone(struct btc_timeline *tl, struct btc_tl_cursor *c, uint64_t at,
+                                     uint8_t tag_back, uint32_t extra, uint32_t children)
+{
+    if (!children && at >= c->flushed && c->buf + (at - c->flushed) + 8 == c->p) {
+        uint8_t *f = c->p - 8;
+        f[-(int)tag_back] |= (uint8_t)(BTC_TL_TAG_NO_CHILDREN | (extra ? 0 : BTC_TL_TAG_NO_EXTRA));
+        btc_le_store(f, extra, 4);
+        c->p = f + (extra ? 4 : 0);
+        return BTC_OK;
+    }
+    if (!extra && !children)
+        return BTC_OK;
+    uint8_t both[8];
+    btc_le_store(both, extra | (uint64_t)children << 32, 8);
+    return btc_timeline_patch(tl, at, both, sizeof both);
+}
+static inline int btc_tl_end(struct btc_timeline *tl, struct btc_tl_cursor *c, uint64_t end_delta)
+{
+    uint8_t *p = btc_tl_room(tl, c, BTC_TL_END_MAX);
+    if (!p)
+        return BTC_ERR_IO;
+    unsigned n = btc_tl_delta_len(end_delta);
+    p[0] = (uint8_t)(BTC_TL_TAG_END | n);
+    btc_le_store(p + 1, end_delta, 8);
+    c->p = p + 1 + n;
+    return BTC_OK;
+}
 /* Bytes the spool holds, in its file and its buffer. */
 static inline uint64_t btc_timeline_bytes(const struct btc_timeline *tl)
 {
@@ -90,5 +155,11 @@ int btc_timeline_reader_open(struct btc_timeline_reader *r, struct btc_timeline 
 int btc_timeline_reader_next(struct btc_timeline_reader *r, uint32_t *thread, const uint8_t **bytes,
                              uint32_t *len);
 void btc_timeline_reader_close(struct btc_timeline_reader *r);
+
+/* Expands the whole records at the head of in (n bytes) into the file's
+ * encoding at out (room bytes), as many as fit: *used bytes read, *made
+ * written. BTC_ERR_IO on a damaged record. */
+int btc_timeline_expand(const uint8_t *in, size_t n, size_t *used, uint8_t *out, size_t room,
+                        size_t *made);
 
 #endif

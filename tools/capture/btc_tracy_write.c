@@ -325,25 +325,63 @@ static int write_extras(struct writer *wr)
     return rc < 0 ? btcw_io_fail(wr, "zone extra") : BTC_OK;
 }
 
-/* Copies a byte-stream spool into the file. */
-static int copy_spool(struct writer *wr, struct btc_spool *s)
+/* Puts the whole timeline records at the head of in (n bytes) in the
+ * file's encoding (btc_timeline_expand), straight into the block being
+ * filled; *used: the bytes taken. BTC_ERR_IO on a damaged record. */
+static int put_timeline(struct fw *w, const uint8_t *in, size_t n, size_t *used)
+{
+    size_t i = 0;
+    while (i < n) {
+        size_t u, made;
+        if (btc_timeline_expand(in + i, n - i, &u, w->blk + w->len, BTC_FILE_BLOCK_SIZE - w->len,
+                                &made) < 0)
+            return BTC_ERR_IO;
+        w->len += made;
+        i += u;
+        if (w->len == BTC_FILE_BLOCK_SIZE)
+            fw_block(w);
+        if (u || i == n)
+            continue;
+        /* The next record does not fit the block's end: expanded aside,
+         * it straddles two blocks. None taken: it is incomplete. */
+        uint8_t one[BTC_TL_FILE_BEGIN_BYTES];
+        if (btc_timeline_expand(in + i, n - i, &u, one, sizeof one, &made) < 0)
+            return BTC_ERR_IO;
+        if (!u)
+            break;
+        btc_fw_put(w, one, made);
+        i += u;
+    }
+    *used = i;
+    return BTC_OK;
+}
+
+/* Puts one thread's timeline spool (split_zones) in the file's encoding. */
+static int copy_timeline(struct writer *wr, struct btc_spool *s)
 {
     struct btc_byte_reader r;
     int rc = btc_byte_reader_open(&r, s, 64 * 1024);
-    uint64_t copied = 0;
-    while (rc >= 0 && (rc = btc_byte_reader_fill(&r, 1)) > 0) {
-        btc_fw_put(&wr->w, r.buf + r.pos, r.len - r.pos);
-        copied += r.len - r.pos;
-        r.pos = r.len;
+    size_t want = 1;
+    uint64_t taken = 0;
+    while (rc >= 0 && (rc = btc_byte_reader_fill(&r, want)) > 0) {
+        size_t used;
+        if ((rc = put_timeline(&wr->w, r.buf + r.pos, r.len - r.pos, &used)) < 0)
+            break;
+        r.pos += used;
+        taken += used;
+        /* A record cut by the read: read on until it is whole. */
+        want = r.len - r.pos + 1;
     }
+    /* The spool ends inside a record, or short of what was written (the
+     * file was cut under us). */
+    if (rc == 0 && taken != s->flushed)
+        rc = BTC_ERR_IO;
     btc_byte_reader_close(&r);
-    /* Short of what was written: the spool file was cut under us. */
-    return rc < 0 || copied != s->flushed ? BTC_ERR_IO : BTC_OK;
+    return rc;
 }
 
-/* One thread's zones: the timeline bytes the model spooled in the file's
- * encoding, copied from the thread's own spool when the zones were split
- * (own), else picked out of the shared one. */
+/* One thread's zones: its timeline records, from the thread's own spool
+ * when the zones were split (own), else picked out of the shared one. */
 static int write_timeline(struct writer *wr, struct btc_spool *own, uint32_t thread,
                           uint64_t top_level)
 {
@@ -351,16 +389,19 @@ static int write_timeline(struct writer *wr, struct btc_spool *own, uint32_t thr
     if (!top_level)
         return BTC_OK;
     if (own)
-        return copy_spool(wr, own) < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
+        return copy_timeline(wr, own) < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
     struct btc_timeline_reader r;
     if (btc_timeline_reader_open(&r, &wr->m->zones) < 0)
         return btcw_io_fail(wr, "zone");
     uint32_t th, len;
     const uint8_t *p;
     int rc;
+    size_t used;
     while ((rc = btc_timeline_reader_next(&r, &th, &p, &len)) > 0)
-        if (th == thread)
-            btc_fw_put(&wr->w, p, len);
+        if (th == thread && (put_timeline(&wr->w, p, len, &used) < 0 || used != len)) {
+            rc = BTC_ERR_IO; /* a fragment holds whole records */
+            break;
+        }
     btc_timeline_reader_close(&r);
     return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
 }
