@@ -227,6 +227,142 @@ static void zones_open_at_the_end_are_kept_unended(void **state)
     btc_timeline_reader_close(&r);
 }
 
+/* The fast path (runs of zones, leaves at once) and the full path model
+ * the same stream alike, refusals and errors included. */
+static size_t wide_event(uint8_t *p, uint8_t type, uint64_t v)
+{
+    p[0] = type;
+    bt_wire_put_u64(p + 1, v);
+    return bt_wire_event_size[type];
+}
+
+struct side {
+    struct btc_decoder dec;
+    struct btc_model model;
+    char err[512];
+    int rc;
+};
+
+static void feed_side(struct side *x, int fast, const uint8_t *b, size_t n)
+{
+    struct btc_welcome w = {.timer_mul = 1.0};
+    assert_int_equal(btc_decoder_init(&x->dec, &w), 0);
+    assert_int_equal(btc_model_init(&x->model, &w, "/tmp", x->err, sizeof x->err), 0);
+    if (fast)
+        x->dec.zones = btc_model_zone_fast(&x->model);
+    x->err[0] = 0;
+    x->rc = btc_decoder_events(&x->dec, b, n, btc_model_event, &x->model, x->err, sizeof x->err);
+    if (x->rc == 0)
+        assert_int_equal(btc_model_finish(&x->model), 0);
+}
+
+/* A thread's timeline (thread index 0) in the file's encoding. */
+static size_t expanded_timeline(struct btc_model *m, uint8_t *out, size_t cap)
+{
+    struct btc_timeline_reader r;
+    uint32_t thread, len;
+    const uint8_t *f;
+    size_t total = 0;
+    int rc;
+    assert_int_equal(btc_timeline_reader_open(&r, &m->zones), 0);
+    while ((rc = btc_timeline_reader_next(&r, &thread, &f, &len)) > 0) {
+        size_t used, made;
+        assert_int_equal(btc_timeline_expand(f, len, &used, out + total, cap - total, &made), 0);
+        assert_int_equal(used, len);
+        total += made;
+    }
+    assert_int_equal(rc, 0);
+    btc_timeline_reader_close(&r);
+    return total;
+}
+
+/* Returns the status both paths ended with. */
+static int both_paths_agree(const uint8_t *b, size_t n)
+{
+    static struct side fast, full;
+    feed_side(&fast, 1, b, n);
+    feed_side(&full, 0, b, n);
+    assert_int_equal(fast.rc, full.rc);
+    assert_string_equal(fast.err, full.err);
+    assert_int_equal(fast.model.zone_count, full.model.zone_count);
+    assert_int_equal(fast.model.event_count, full.model.event_count);
+    assert_int_equal(fast.model.last_time, full.model.last_time);
+    assert_int_equal(fast.model.threads.len, full.model.threads.len);
+    for (size_t i = 0; i < fast.model.threads.len; i++) {
+        struct btc_thread *a = btc_vec_at(&fast.model.threads, i);
+        struct btc_thread *c = btc_vec_at(&full.model.threads, i);
+        assert_int_equal(a->zones, c->zones);
+        assert_int_equal(a->top_zones, c->top_zones);
+        assert_int_equal(a->child_lists, c->child_lists);
+        assert_int_equal(a->stack.len, c->stack.len);
+    }
+    assert_int_equal(fast.model.srcloc_zone_counts.len, full.model.srcloc_zone_counts.len);
+    for (size_t i = 0; i < fast.model.srcloc_zone_counts.len; i++)
+        assert_int_equal(*(uint64_t *)btc_vec_at(&fast.model.srcloc_zone_counts, i),
+                         *(uint64_t *)btc_vec_at(&full.model.srcloc_zone_counts, i));
+    static uint8_t a[1 << 16], c[1 << 16];
+    size_t alen = expanded_timeline(&fast.model, a, sizeof a);
+    assert_int_equal(alen, expanded_timeline(&full.model, c, sizeof c));
+    assert_memory_equal(a, c, alen);
+    for (struct side *x = &fast; x; x = x == &fast ? &full : NULL) {
+        btc_model_free(&x->model);
+        btc_decoder_free(&x->dec);
+    }
+    return fast.rc;
+}
+
+static void the_fast_path_models_zones_as_the_full_path_does(void **state)
+{
+    (void)state;
+    static uint8_t b[8192];
+    size_t n = thread_ctx(b, 4);
+    /* Leaves at the top and under a parent, a leaf whose end carries a
+     * validation id set before its begin, a decorated leaf, a second
+     * source location, deltas of all three widths. */
+    n += zone_begin(b + n, 5, 0xA);
+    for (int i = 0; i < 40; i++) {
+        n += zone_begin(b + n, (uint16_t)(i * 7), 0xA);
+        n += zone_end(b + n, (uint16_t)i);
+    }
+    n += wide_event(b + n, BT_EV_ZONE_VALIDATION, 3); /* a u32 id */
+    n += zone_begin(b + n, 1, 0xA);
+    n += wide_event(b + n, BT_EV_ZONE_VALIDATION, 3);
+    n += zone_end(b + n, 1);
+    n += zone_begin(b + n, 1, 0xA);
+    b[n] = BT_EV_ZONE_COLOR;
+    b[n + 1] = 1, b[n + 2] = 2, b[n + 3] = 3;
+    n += bt_wire_event_size[BT_EV_ZONE_COLOR];
+    n += zone_end(b + n, 2);
+    n += zone_begin(b + n, 1, 0xB);
+    n += wide_event(b + n, BT_EV_ZONE_END, (uint64_t)1 << 40);
+    n += zone_end(b + n, 9); /* the parent */
+    for (int i = 0; i < 40; i++) {
+        n += zone_begin(b + n, 60000, 0xA);
+        n += zone_end(b + n, 60000);
+    }
+    assert_true(n < sizeof b - 64);
+    assert_int_equal(both_paths_agree(b, n), 0);
+    /* A leaf that ends before it begins: the same refusal. */
+    size_t bad = n;
+    bad += zone_begin(b + bad, 1, 0xA);
+    bad += wide_event(b + bad, BT_EV_ZONE_END, (uint64_t)-5);
+    assert_int_equal(both_paths_agree(b, bad), BTC_ERR_PROTOCOL);
+    /* A leaf whose validation id came before its begin: the same refusal. */
+    bad = n;
+    bad += wide_event(b + bad, BT_EV_ZONE_VALIDATION, 3);
+    bad += zone_begin(b + bad, 1, 0xA);
+    bad += zone_end(b + bad, 1);
+    assert_int_equal(both_paths_agree(b, bad), BTC_ERR_PROTOCOL);
+    /* A leaf beginning before its parent did: the same refusal. */
+    bad = n;
+    bad += zone_begin(b + bad, 1, 0xA);
+    bad += wide_event(b + bad, BT_EV_ZONE_BEGIN, (uint64_t)-5) - 8;
+    bt_wire_put_u64(b + bad, 0xA);
+    bad += 8;
+    bad += zone_end(b + bad, 1);
+    assert_int_equal(both_paths_agree(b, bad), BTC_ERR_PROTOCOL);
+}
+
 static size_t lock_event(uint8_t *p, uint8_t type, uint32_t thread, uint32_t id, uint64_t t)
 {
     p[0] = type;
@@ -669,6 +805,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(capture_completes_after_terminate_with_nothing_pending,
                                         setup, teardown),
         cmocka_unit_test_setup_teardown(zones_open_at_the_end_are_kept_unended, setup, teardown),
+        cmocka_unit_test(the_fast_path_models_zones_as_the_full_path_does),
         cmocka_unit_test_setup_teardown(locks_are_written_with_their_events, setup, teardown),
         cmocka_unit_test_setup_teardown(on_demand_connection_adds_a_frame, setup, teardown),
         cmocka_unit_test_setup_teardown(fibers_keep_their_own_zone_stacks, setup, teardown),

@@ -39,6 +39,7 @@
 /* The most bytes a begin record takes: tag, srcloc, delta, extra, children. */
 #define BTC_TL_BEGIN_MAX 19u
 #define BTC_TL_END_MAX   9u
+#define BTC_TL_LEAF_MAX  (3u + 8u + BTC_TL_END_MAX) /* a leaf's begin and end */
 /* The file's encoding of a begin (srcloc, start, extra, children) and an end. */
 #define BTC_TL_FILE_BEGIN_BYTES 18u
 #define BTC_TL_FILE_END_BYTES   8u
@@ -134,6 +135,25 @@ static inline int btc_tl_end(struct btc_timeline *tl, struct btc_tl_cursor *c, u
     if (!p)
         return BTC_ERR_IO;
     unsigned n = btc_tl_delta_len(end_delta);
+    p[0] = (uint8_t)(BTC_TL_TAG_END | n);
+    btc_le_store(p + 1, end_delta, 8);
+    c->p = p + 1 + n;
+    return BTC_OK;
+}
+/* A zone with no children and no extra, begin and end at once: what
+ * btc_tl_begin, btc_tl_finish_zone and btc_tl_end would leave. */
+static inline int btc_tl_leaf(struct btc_timeline *tl, struct btc_tl_cursor *c, int16_t srcloc,
+                              uint64_t start_delta, uint64_t end_delta)
+{
+    uint8_t *p = btc_tl_room(tl, c, BTC_TL_LEAF_MAX);
+    if (!p)
+        return BTC_ERR_IO;
+    unsigned n = btc_tl_delta_len(start_delta);
+    p[0] = (uint8_t)(BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | n);
+    btc_le_store(p + 1, (uint16_t)srcloc, 2);
+    btc_le_store(p + 3, start_delta, 8);
+    p += 3 + n;
+    n = btc_tl_delta_len(end_delta);
     p[0] = (uint8_t)(BTC_TL_TAG_END | n);
     btc_le_store(p + 1, end_delta, 8);
     c->p = p + 1 + n;
