@@ -214,15 +214,14 @@ static void zones_open_at_the_end_are_kept_unended(void **state)
     assert_int_equal(bt_wire_get_u32(inner + 14), 0);
     assert_int_equal(inner_end, inner_start + 1);
     assert_int_equal(outer_end, -1);
-    /* Spooled: the outer begin with its patch field; the inner one, a
-     * leaf, without (tag, srcloc, a one-byte delta); the inner end (tag, a
-     * one-byte delta); the outer end (tag, a negative delta: 8 bytes). */
-    size_t outer = 3 + (f[0] & BTC_TL_TAG_LEN) + 8;
-    assert_int_equal(f[0] & ~BTC_TL_TAG_LEN, 0);
-    assert_int_equal(f[outer], BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | 1);
-    assert_int_equal(f[outer + 4], BTC_TL_TAG_END | 1);
-    assert_int_equal(f[outer + 6], BTC_TL_TAG_END | 8);
-    assert_int_equal(len, outer + 4 + 2 + 9);
+    /* Spooled: the outer begin with its patch field; the inner zone as a
+     * leaf (tag, srcloc, one-byte deltas of its start and end); the outer
+     * end (tag, a negative delta: 8 bytes). */
+    assert_int_equal(BTC_TL_KIND(f[0]), BTC_TL_BEGIN);
+    size_t outer = 3 + BTC_TL_LEN(f[0]) + 8;
+    assert_int_equal(f[outer], BTC_TL_TAG(BTC_TL_LEAF, 1));
+    assert_int_equal(f[outer + 5], BTC_TL_TAG(BTC_TL_END, 8));
+    assert_int_equal(len, outer + 5 + 9);
     assert_int_equal(btc_timeline_reader_next(&r, &thread, &f, &len), 0);
     btc_timeline_reader_close(&r);
 }

@@ -89,12 +89,29 @@ static void end(struct btc_timeline *tl, struct expect *e, uint32_t thread)
     struct btc_tl_cursor c;
     btc_tl_cursor(tl, thread, &c);
     assert_int_equal(
-        btc_tl_finish_zone(tl, &c, e->at[e->depth], e->tag_back[e->depth], extra, children),
+        btc_tl_close_zone(tl, &c, e->at[e->depth], e->tag_back[e->depth], extra, children, d),
         BTC_OK);
-    assert_int_equal(btc_tl_end(tl, &c, d), BTC_OK);
     btc_tl_settle(tl, &c);
     btc_le_store(e->bytes + e->stack[e->depth] + 10, extra | (uint64_t)children << 32, 8);
     btc_le_store(grow(e, BTC_TL_FILE_END_BYTES), d, 8);
+}
+
+/* A zone begun and ended at once (btc_tl_leaf). */
+static void leaf(struct btc_timeline *tl, struct expect *e, uint32_t thread)
+{
+    struct btc_tl_cursor c;
+    btc_tl_cursor(tl, thread, &c);
+    uint64_t d = some_delta(), d2 = some_delta();
+    int16_t srcloc = (int16_t)(next() % 2000) - 100;
+    assert_int_equal(btc_tl_leaf(tl, &c, srcloc, d, d2), BTC_OK);
+    btc_tl_settle(tl, &c);
+    if (e->depth)
+        e->children[e->depth - 1]++;
+    uint8_t *p = grow(e, BTC_TL_FILE_BEGIN_BYTES + BTC_TL_FILE_END_BYTES);
+    btc_le_store(p, (uint16_t)srcloc, 2);
+    btc_le_store(p + 2, d, 8);
+    btc_le_store(p + 10, 0, 8);
+    btc_le_store(p + 18, d2, 8);
 }
 
 static void interleaved_threads_expand_to_the_file_encoding(void **state)
@@ -109,8 +126,11 @@ static void interleaved_threads_expand_to_the_file_encoding(void **state)
         /* Runs of one thread's records, then another's. */
         uint32_t th = (uint32_t)((z / 7 + next() % 2) % THREADS);
         struct expect *x = &e[th];
-        if (x->depth && (x->depth == 64 || next() % 2))
+        uint64_t r = next();
+        if (x->depth && (x->depth == 64 || r % 2))
             end(&tl, x, th);
+        else if (r % 6 == 0)
+            leaf(&tl, x, th);
         else
             begin(&tl, x, th);
     }
@@ -146,9 +166,9 @@ static void interleaved_threads_expand_to_the_file_encoding(void **state)
     btc_timeline_close(&tl);
 }
 
+static uint8_t out[256];
 static int expand_all(const uint8_t *in, size_t n, size_t *used, size_t *made)
 {
-    uint8_t out[256];
     return btc_timeline_expand(in, n, used, out, sizeof out, made);
 }
 
@@ -156,30 +176,50 @@ static void a_damaged_or_cut_record_is_refused(void **state)
 {
     (void)state;
     size_t used, made;
-    /* A leaf (tag, srcloc, one-byte delta) and its end. */
-    const uint8_t leaf[] = {
-        BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | 1, 5, 0, 9, BTC_TL_TAG_END | 1, 3};
-    assert_int_equal(expand_all(leaf, sizeof leaf, &used, &made), BTC_OK);
-    assert_int_equal(used, sizeof leaf);
-    assert_int_equal(made, BTC_TL_FILE_BEGIN_BYTES + BTC_TL_FILE_END_BYTES);
+    /* A begin (tag, srcloc, one-byte delta, extra and child count), a
+     * leaf (tag, srcloc, one-byte deltas), the begin's end (tag, delta). */
+    const uint8_t recs[] = {BTC_TL_TAG(BTC_TL_BEGIN, 1),
+                            5,
+                            0,
+                            9,
+                            0,
+                            0,
+                            0,
+                            0,
+                            1,
+                            0,
+                            0,
+                            0,
+                            BTC_TL_TAG(BTC_TL_LEAF, 1),
+                            6,
+                            0,
+                            2,
+                            3,
+                            BTC_TL_TAG(BTC_TL_END, 1),
+                            4};
+    assert_int_equal(expand_all(recs, sizeof recs, &used, &made), BTC_OK);
+    assert_int_equal(used, sizeof recs);
+    assert_int_equal(made, 2 * BTC_TL_FILE_BEGIN_BYTES + 2 * BTC_TL_FILE_END_BYTES);
+    const uint8_t file[] = {5, 0, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, /* begin */
+                            6, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, /* leaf */
+                            3, 0, 0, 0, 0, 0, 0, 0,                               /* its end */
+                            4, 0, 0, 0, 0, 0, 0, 0};
+    assert_memory_equal(out, file, sizeof file);
     /* Cut anywhere: the whole records before the cut, nothing of the rest. */
-    for (size_t cut = 0; cut < sizeof leaf; cut++) {
-        assert_int_equal(expand_all(leaf, cut, &used, &made), BTC_OK);
-        assert_int_equal(used, cut < 4 ? 0 : 4);
+    for (size_t cut = 0; cut < sizeof recs; cut++) {
+        assert_int_equal(expand_all(recs, cut, &used, &made), BTC_OK);
+        assert_int_equal(used, cut < 12 ? 0 : cut < 17 ? 12 : 17);
     }
     /* Too little room for the next record: it waits. */
-    uint8_t out[BTC_TL_FILE_BEGIN_BYTES + 7];
-    assert_int_equal(btc_timeline_expand(leaf, sizeof leaf, &used, out, sizeof out, &made), BTC_OK);
-    assert_int_equal(used, 4);
+    uint8_t small[BTC_TL_FILE_BEGIN_BYTES + 25];
+    assert_int_equal(btc_timeline_expand(recs, sizeof recs, &used, small, sizeof small, &made),
+                     BTC_OK);
+    assert_int_equal(used, 12);
     assert_int_equal(made, BTC_TL_FILE_BEGIN_BYTES);
-    /* Damaged tags: no delta, a delta wider than 8 bytes, unknown bits, an
-     * end with a begin's flags, NO_EXTRA without NO_CHILDREN. */
-    const uint8_t bad[][12] = {
-        {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {0x80 | 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {BTC_TL_TAG_END | BTC_TL_TAG_NO_CHILDREN | 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-        {BTC_TL_TAG_NO_EXTRA | 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+    /* Damaged tags: an end length on a begin or an end. */
+    const uint8_t bad[][20] = {
+        {BTC_TL_TAG(BTC_TL_BEGIN, 1) | 1u << 3},
+        {BTC_TL_TAG(BTC_TL_END, 1) | 7u << 3},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
         assert_int_equal(expand_all(bad[i], sizeof bad[i], &used, &made), BTC_ERR_IO);

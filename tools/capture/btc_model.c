@@ -499,11 +499,9 @@ ZONE_INLINE int close_zone(struct btc_model *m, struct btc_tl_cursor *c, int64_t
             return BTC_ERR_IO;
         extra = (uint32_t)(idx + 1);
     }
-    if (btc_tl_finish_zone(&m->zones, c, z->at, z->tag_back, extra, z->children) < 0)
+    if (btc_tl_close_zone(&m->zones, c, z->at, z->tag_back, extra, z->children,
+                          (uint64_t)end - (uint64_t)t->timeline_ref) < 0)
         return BTC_ERR_IO;
-    int rc = btc_tl_end(&m->zones, c, (uint64_t)end - (uint64_t)t->timeline_ref);
-    if (rc < 0)
-        return rc;
     t->child_lists += z->children != 0;
     t->timeline_ref = end;
     return BTC_OK;

@@ -118,39 +118,34 @@ int btc_timeline_expand(const uint8_t *in, size_t n, size_t *used, uint8_t *out,
 {
     size_t i = 0, o = 0;
     while (i < n) {
-        unsigned tag = in[i], len = tag & BTC_TL_TAG_LEN;
-        if (len < 1 || len > 8)
-            return BTC_ERR_IO;
-        if (tag & BTC_TL_TAG_END) {
-            if (tag & ~(BTC_TL_TAG_END | BTC_TL_TAG_LEN))
-                return BTC_ERR_IO;
-            if (i + 1 + len > n || o + BTC_TL_FILE_END_BYTES > room)
-                break;
-            btc_le_store(out + o, load_delta(in + i + 1, len, n - i - 1), 8);
-            o += BTC_TL_FILE_END_BYTES;
-            i += 1 + len;
-            continue;
-        }
-        /* A begin: the patch field whole, its extra alone, or nothing. */
-        size_t field = 8;
-        if (tag & BTC_TL_TAG_NO_CHILDREN)
-            field = tag & BTC_TL_TAG_NO_EXTRA ? 0 : 4;
-        else if (tag & BTC_TL_TAG_NO_EXTRA)
-            return BTC_ERR_IO;
-        if (tag & ~(BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | BTC_TL_TAG_LEN))
-            return BTC_ERR_IO;
-        size_t size = 3 + len + field;
-        if (i + size > n || o + BTC_TL_FILE_BEGIN_BYTES > room)
+        unsigned tag = in[i], kind = BTC_TL_KIND(tag), len = BTC_TL_LEN(tag);
+        unsigned len2 = kind >= BTC_TL_LEAF ? BTC_TL_END_LEN(tag) : 0;
+        if (kind < BTC_TL_LEAF && (tag & 0x38u))
+            return BTC_ERR_IO; /* an end length on a record with no end */
+        static const uint8_t fixed[4] = {11, 1, 3, 7}, expanded[4] = {18, 8, 26, 26};
+        size_t size = fixed[kind] + len + len2;
+        if (i + size > n || o + expanded[kind] > room)
             break;
         const uint8_t *p = in + i;
         uint8_t *q = out + o;
-        memcpy(q, p + 1, 2);
-        btc_le_store(q + 2, load_delta(p + 3, len, n - i - 3), 8);
-        uint64_t both = field == 8 ? btc_le_load(p + 3 + len, 8)
-                        : field    ? btc_le_load(p + 3 + len, 4)
-                                   : 0;
-        btc_le_store(q + 10, both, 8);
-        o += BTC_TL_FILE_BEGIN_BYTES;
+        if (kind == BTC_TL_END) {
+            btc_le_store(q, load_delta(p + 1, len, n - i - 1), 8);
+        } else {
+            /* srcloc, start, then extra and child count: the patched
+             * field, a leaf's extra, or none. */
+            memcpy(q, p + 1, 2);
+            btc_le_store(q + 2, load_delta(p + 3, len, n - i - 3), 8);
+            const uint8_t *f = p + 3 + len;
+            uint64_t both = kind == BTC_TL_BEGIN        ? btc_le_load(f, 8)
+                            : kind == BTC_TL_LEAF_EXTRA ? btc_le_load(f, 4)
+                                                        : 0;
+            btc_le_store(q + 10, both, 8);
+            if (kind >= BTC_TL_LEAF) {
+                f += kind == BTC_TL_LEAF_EXTRA ? 4 : 0;
+                btc_le_store(q + 18, load_delta(f, len2, (size_t)(in + n - f)), 8);
+            }
+        }
+        o += expanded[kind];
         i += size;
     }
     *used = i;

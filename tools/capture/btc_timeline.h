@@ -4,19 +4,22 @@
  *
  * The file's encoding, per zone: source location i16, start delta i64,
  * extra u32, child count u32, the children, end delta i64 (times as deltas
- * against the thread's previous time). The spool keeps the same records in
- * the same order, each led by a tag byte (the low nibble: how many bytes
- * of the delta follow, 1 to 8; the others: BTC_TL_TAG_*):
+ * against the thread's previous time). The spool keeps the same zones in
+ * the same order, as records led by a tag byte: its kind (the top two
+ * bits), the bytes of its delta less one (the low three: deltas drop their
+ * high zero bytes) and, for a leaf, those of its end delta (the next three):
  *
- *   begin: tag, source location i16, delta, extra u32, child count u32
- *   end:   tag | BTC_TL_TAG_END, delta
+ *   begin:      tag, source location i16, delta, extra u32, child count u32
+ *   end:        tag, delta
+ *   leaf:       tag, source location i16, delta, end delta
+ *   leaf_extra: tag, source location i16, delta, extra u32, end delta
  *
  * A zone's extra and child count are known only at its end: they sit at a
  * fixed place in its begin and are patched there, in the buffer or in the
  * file. A zone that ends with no children while its begin is still the
- * last thing spooled (most zones: the leaves) drops that field instead,
- * down to its extra alone or nothing, and says so in its tag: an empty
- * zone takes some 6 bytes instead of the file's 26.
+ * last thing spooled (most zones) becomes a leaf instead: the field gives
+ * way to its extra, if any, and its end. An empty zone takes some 5 bytes
+ * instead of the file's 26.
  *
  * Threads share one spool file of fragments, [u32 thread][u32 length][bytes],
  * each the run of one thread's records between two other threads' (a run
@@ -32,17 +35,21 @@
 #include "btc_util.h"
 
 #define BTC_TL_FRAGMENT_HEADER 8u
-#define BTC_TL_TAG_LEN         0x0fu /* delta bytes that follow the tag (begin: and srcloc) */
-#define BTC_TL_TAG_END         0x10u /* an end record */
-#define BTC_TL_TAG_NO_CHILDREN 0x20u /* begin: the patch field holds the extra alone */
-#define BTC_TL_TAG_NO_EXTRA    0x40u /* begin, with NO_CHILDREN: no patch field at all */
-/* The most bytes a begin record takes: tag, srcloc, delta, extra, children. */
+enum btc_tl_kind { BTC_TL_BEGIN, BTC_TL_END, BTC_TL_LEAF, BTC_TL_LEAF_EXTRA };
+#define BTC_TL_KIND(tag)      ((unsigned)(tag) >> 6)
+#define BTC_TL_LEN(tag)       (((unsigned)(tag)&7u) + 1u)
+#define BTC_TL_END_LEN(tag)   ((((unsigned)(tag) >> 3) & 7u) + 1u)
+#define BTC_TL_TAG(kind, len) ((uint8_t)((unsigned)(kind) << 6 | ((len)-1u)))
+/* The most bytes a record takes: a begin (tag, srcloc, delta, extra,
+ * children), an end, a leaf. */
 #define BTC_TL_BEGIN_MAX 19u
 #define BTC_TL_END_MAX   9u
-#define BTC_TL_LEAF_MAX  (3u + 8u + BTC_TL_END_MAX) /* a leaf's begin and end */
-/* The file's encoding of a begin (srcloc, start, extra, children) and an end. */
+#define BTC_TL_LEAF_MAX  19u
+/* The file's encoding of a begin (srcloc, start, extra, children), an end,
+ * and the most one record expands to (a leaf: both). */
 #define BTC_TL_FILE_BEGIN_BYTES 18u
 #define BTC_TL_FILE_END_BYTES   8u
+#define BTC_TL_EXPANDED_MAX     (BTC_TL_FILE_BEGIN_BYTES + BTC_TL_FILE_END_BYTES)
 
 struct btc_timeline {
     struct btc_spool raw; /* a byte stream (record size 1; its count is not kept) */
@@ -92,7 +99,7 @@ static inline unsigned btc_tl_delta_len(uint64_t v)
     return (71u - (unsigned)__builtin_clzll(v | 1)) >> 3;
 }
 /* A zone's begin. *at: where its patch field is (a spool offset), and
- * *tag_back: how far before it its tag sits, for btc_tl_finish_zone. */
+ * *tag_back: how far before it its tag sits, for btc_tl_close_zone. */
 static inline int btc_tl_begin(struct btc_timeline *tl, struct btc_tl_cursor *c, int16_t srcloc,
                                uint64_t start_delta, uint64_t *at, uint8_t *tag_back)
 {
@@ -100,7 +107,7 @@ static inline int btc_tl_begin(struct btc_timeline *tl, struct btc_tl_cursor *c,
     if (!p)
         return BTC_ERR_IO;
     unsigned n = btc_tl_delta_len(start_delta);
-    p[0] = (uint8_t)n;
+    p[0] = BTC_TL_TAG(BTC_TL_BEGIN, n);
     btc_le_store(p + 1, (uint16_t)srcloc, 2);
     btc_le_store(p + 3, start_delta, 8);
     btc_le_store(p + 3 + n, 0, 8);
@@ -109,54 +116,62 @@ static inline int btc_tl_begin(struct btc_timeline *tl, struct btc_tl_cursor *c,
     c->p = p + 3 + n + 8;
     return BTC_OK;
 }
-/* Sets a zone's extra and child count once it has ended: a zone with no
- * children whose begin is still the last record drops the field it does
- * not need, any other zone has it patched (unless both are zero). */
-int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size_t n);
-static inline int btc_tl_finish_zone(struct btc_timeline *tl, struct btc_tl_cursor *c, uint64_t at,
-                                     uint8_t tag_back, uint32_t extra, uint32_t children)
-{
-    if (!children && at >= c->flushed && c->buf + (at - c->flushed) + 8 == c->p) {
-        uint8_t *f = c->p - 8;
-        f[-(int)tag_back] |= (uint8_t)(BTC_TL_TAG_NO_CHILDREN | (extra ? 0 : BTC_TL_TAG_NO_EXTRA));
-        btc_le_store(f, extra, 4);
-        c->p = f + (extra ? 4 : 0);
-        return BTC_OK;
-    }
-    if (!extra && !children)
-        return BTC_OK;
-    uint8_t both[8];
-    btc_le_store(both, extra | (uint64_t)children << 32, 8);
-    return btc_timeline_patch(tl, at, both, sizeof both);
-}
 static inline int btc_tl_end(struct btc_timeline *tl, struct btc_tl_cursor *c, uint64_t end_delta)
 {
     uint8_t *p = btc_tl_room(tl, c, BTC_TL_END_MAX);
     if (!p)
         return BTC_ERR_IO;
     unsigned n = btc_tl_delta_len(end_delta);
-    p[0] = (uint8_t)(BTC_TL_TAG_END | n);
+    p[0] = BTC_TL_TAG(BTC_TL_END, n);
     btc_le_store(p + 1, end_delta, 8);
     c->p = p + 1 + n;
     return BTC_OK;
 }
-/* A zone with no children and no extra, begin and end at once: what
- * btc_tl_begin, btc_tl_finish_zone and btc_tl_end would leave. */
+/* Ends a zone: a zone with no children whose begin is still the last
+ * record becomes a leaf; any other has its extra and child count patched
+ * (unless both are zero) and an end record. */
+int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size_t n);
+static inline int btc_tl_close_zone(struct btc_timeline *tl, struct btc_tl_cursor *c, uint64_t at,
+                                    uint8_t tag_back, uint32_t extra, uint32_t children,
+                                    uint64_t end_delta)
+{
+    if (!children && at >= c->flushed && c->buf + (at - c->flushed) + 8 == c->p) {
+        uint8_t *f = c->p - 8;
+        size_t ex = extra ? 4 : 0;
+        /* The end's 8-byte store fits in the field, or with an extra
+         * before it, in the buffer's room. */
+        if (f + ex + 8 <= c->lim) {
+            unsigned n = btc_tl_delta_len(end_delta);
+            f[-(int)tag_back] |=
+                (uint8_t)((extra ? BTC_TL_LEAF_EXTRA : BTC_TL_LEAF) << 6 | (n - 1) << 3);
+            btc_le_store(f, extra, 4);
+            btc_le_store(f + ex, end_delta, 8);
+            c->p = f + ex + n;
+            return BTC_OK;
+        }
+    }
+    if (extra || children) {
+        uint8_t both[8];
+        btc_le_store(both, extra | (uint64_t)children << 32, 8);
+        if (btc_timeline_patch(tl, at, both, sizeof both) < 0)
+            return BTC_ERR_IO;
+    }
+    return btc_tl_end(tl, c, end_delta);
+}
+/* A zone with no children and no extra, begun and ended at once: the
+ * leaf btc_tl_begin and btc_tl_close_zone would leave. */
 static inline int btc_tl_leaf(struct btc_timeline *tl, struct btc_tl_cursor *c, int16_t srcloc,
                               uint64_t start_delta, uint64_t end_delta)
 {
     uint8_t *p = btc_tl_room(tl, c, BTC_TL_LEAF_MAX);
     if (!p)
         return BTC_ERR_IO;
-    unsigned n = btc_tl_delta_len(start_delta);
-    p[0] = (uint8_t)(BTC_TL_TAG_NO_CHILDREN | BTC_TL_TAG_NO_EXTRA | n);
+    unsigned n = btc_tl_delta_len(start_delta), n2 = btc_tl_delta_len(end_delta);
+    p[0] = (uint8_t)(BTC_TL_TAG(BTC_TL_LEAF, n) | (n2 - 1) << 3);
     btc_le_store(p + 1, (uint16_t)srcloc, 2);
     btc_le_store(p + 3, start_delta, 8);
-    p += 3 + n;
-    n = btc_tl_delta_len(end_delta);
-    p[0] = (uint8_t)(BTC_TL_TAG_END | n);
-    btc_le_store(p + 1, end_delta, 8);
-    c->p = p + 1 + n;
+    btc_le_store(p + 3 + n, end_delta, 8);
+    c->p = p + 3 + n + n2;
     return BTC_OK;
 }
 /* Bytes the spool holds, in its file and its buffer. */

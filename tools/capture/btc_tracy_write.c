@@ -344,7 +344,7 @@ static int put_timeline(struct fw *w, const uint8_t *in, size_t n, size_t *used)
             continue;
         /* The next record does not fit the block's end: expanded aside,
          * it straddles two blocks. None taken: it is incomplete. */
-        uint8_t one[BTC_TL_FILE_BEGIN_BYTES];
+        uint8_t one[BTC_TL_EXPANDED_MAX];
         if (btc_timeline_expand(in + i, n - i, &u, one, sizeof one, &made) < 0)
             return BTC_ERR_IO;
         if (!u)
