@@ -5,6 +5,8 @@
 
 #include <stdlib.h>
 
+#include "boardtrace/wire.h"
+
 /* Large enough that a zone's end usually finds its beginning still in the
  * buffer (about 28,000 zones of one thread), and that the background
  * writer is woken rarely (a wake-up costs some 15 us in a VM); two such
@@ -107,10 +109,14 @@ void btc_timeline_reader_close(struct btc_timeline_reader *r)
 /* A delta of n bytes (1 to 8) at p, of which avail can be read. */
 static inline uint64_t load_delta(const uint8_t *p, unsigned n, size_t avail)
 {
-    if (avail < 8)
-        return btc_le_load(p, n);
-    uint64_t v = btc_le_load(p, 8);
-    return n == 8 ? v : v & ((UINT64_C(1) << (8 * n)) - 1);
+    if (avail >= 8) {
+        uint64_t v = bt_wire_get_u64(p);
+        return n == 8 ? v : v & ((UINT64_C(1) << (8 * n)) - 1);
+    }
+    uint64_t v = 0; /* at the end of the bytes at hand: no reading past them */
+    for (unsigned k = 0; k < n; k++)
+        v |= (uint64_t)p[k] << (8 * k);
+    return v;
 }
 
 int btc_timeline_expand(const uint8_t *in, size_t n, size_t *used, uint8_t *out, size_t room,
@@ -136,8 +142,8 @@ int btc_timeline_expand(const uint8_t *in, size_t n, size_t *used, uint8_t *out,
             memcpy(q, p + 1, 2);
             btc_le_store(q + 2, load_delta(p + 3, len, n - i - 3), 8);
             const uint8_t *f = p + 3 + len;
-            uint64_t both = kind == BTC_TL_BEGIN        ? btc_le_load(f, 8)
-                            : kind == BTC_TL_LEAF_EXTRA ? btc_le_load(f, 4)
+            uint64_t both = kind == BTC_TL_BEGIN        ? bt_wire_get_u64(f)
+                            : kind == BTC_TL_LEAF_EXTRA ? bt_wire_get_u32(f)
                                                         : 0;
             btc_le_store(q + 10, both, 8);
             if (kind >= BTC_TL_LEAF) {

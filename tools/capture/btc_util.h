@@ -21,19 +21,6 @@ static inline void btc_le_store(uint8_t *p, uint64_t v, unsigned n)
 #endif
 }
 
-/* The n-byte little-endian number at p (n <= 8). */
-static inline uint64_t btc_le_load(const uint8_t *p, unsigned n)
-{
-    uint64_t v = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    memcpy(&v, p, n);
-#else
-    for (unsigned i = 0; i < n; i++)
-        v |= (uint64_t)p[i] << (8 * i);
-#endif
-    return v;
-}
-
 /* Status codes of the capture core (negative; 0 is success). */
 enum btc_status {
     BTC_OK = 0,
