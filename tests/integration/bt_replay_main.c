@@ -19,16 +19,18 @@ int main(int argc, char **argv)
             o.corrupt = 1;
         else if (!strcmp(argv[i], "--bad-frame"))
             o.bad_frame = 1;
+        else if (!strcmp(argv[i], "--cut-frame"))
+            o.cut_frame = 1;
         else if (!strcmp(argv[i], "--handshake-status") && i + 1 < argc)
             o.handshake_status = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !o.data_dir)
             o.data_dir = argv[i];
         else {
-            fprintf(
-                stderr,
-                "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame]] "
-                "[--handshake-status S]\n",
-                argv[0]);
+            fprintf(stderr,
+                    "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame] "
+                    "[--cut-frame]] "
+                    "[--handshake-status S]\n",
+                    argv[0]);
             return 2;
         }
     }

@@ -724,6 +724,12 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     if (batch_add(&b, &bad, 1) < 0)
                         goto out;
                 }
+                if (r->opts.cut_frame) {
+                    /* A header announcing 100 bytes, and 10 of them. */
+                    uint8_t part[14] = {100};
+                    if (send_all(r->fd, part, sizeof part) < 0)
+                        goto out;
+                }
                 if (r->opts.bad_frame) {
                     uint8_t empty[4] = {0}; /* a frame of 0 bytes: no frame at all */
                     if (send_all(r->fd, empty, sizeof empty) < 0)

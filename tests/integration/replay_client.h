@@ -16,6 +16,7 @@ struct bt_replay_opts {
     long pause_after;     /* > 0: stop sending data after this many events (keep answering) */
     int corrupt;          /* with pause_after: then send one byte that is no event type */
     int bad_frame;        /* with pause_after: then send a frame header announcing 0 bytes */
+    int cut_frame;        /* with pause_after: then send the first bytes of a frame only */
     int handshake_status; /* 0: Welcome; else send this status byte and close */
 };
 

@@ -379,6 +379,31 @@ static void client_killed_with_sigkill_leaves_a_loadable_file(void **state)
     assert_int_equal(zones_in(path, &unended), zone_begins);
 }
 
+/* The client dies inside a frame: the capture says how much of it came and
+ * was dropped, and keeps everything before it. */
+static void a_client_closing_inside_a_frame_is_reported(void **state)
+{
+    (void)state;
+    char path[4200], errfile[4200], err[4096];
+    path_in_tmp(path, sizeof path, "cut-frame.tracy");
+    path_in_tmp(errfile, sizeof errfile, "cut-frame.err");
+    struct proc r, cap;
+    uint64_t zone_begins;
+    child_stderr = errfile;
+    paused_session(&r, &cap, path, 20000, &zone_begins, "--cut-frame", NULL, NULL);
+    child_stderr = NULL;
+    assert_true(zone_begins > 1000);
+    kill(r.pid, SIGKILL);
+    assert_int_equal(finish(&r), 128 + SIGKILL);
+    assert_int_equal(finish(&cap), 0);
+    slurp(errfile, err, sizeof err);
+    assert_non_null(strstr(err, "the client closed the connection before it sent Terminate, in "
+                                "the middle of a frame (its first 14 bytes came; they are "
+                                "dropped)"));
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zone_begins);
+}
+
 static void sigint_stops_the_capture_and_writes_the_file(void **state)
 {
     (void)state;
@@ -959,6 +984,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(recovering_a_file_that_is_no_journal_exits_1),
         cmocka_unit_test(malformed_input_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(a_bad_frame_size_exits_7_and_keeps_what_came_before),
+        cmocka_unit_test(a_client_closing_inside_a_frame_is_reported),
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(captures_the_boardtrace_demo),
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),

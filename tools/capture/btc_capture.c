@@ -485,9 +485,10 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
         enum btc_receiver_end end = more ? BTC_RX_RUNNING : btc_receiver_end(rx, &why);
         if (end == BTC_RX_CLOSED) {
             c->end = BTC_END_DISCONNECTED;
-            snprintf(c->err, sizeof c->err, "the client closed the connection%s",
+            snprintf(c->err, sizeof c->err, "the client closed the connection%s%s",
                      c->model.terminated ? " after Terminate, before every query was answered"
-                                         : " before it sent Terminate");
+                                         : " before it sent Terminate",
+                     why);
             break;
         }
         if (end == BTC_RX_NET_ERROR) {

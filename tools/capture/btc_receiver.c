@@ -145,7 +145,15 @@ static void *receive(void *arg)
         if (k < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
             continue;
         if (k <= 0) {
-            finish(r, BTC_RX_CLOSED, "");
+            /* Bytes of a frame that never came whole cannot be decoded:
+             * say so instead of dropping them unnoticed. */
+            char msg[128] = "";
+            if (r->rx_len)
+                snprintf(msg, sizeof msg,
+                         ", in the middle of a frame (its first %zu bytes came; they are "
+                         "dropped)",
+                         r->rx_len);
+            finish(r, BTC_RX_CLOSED, msg);
             return NULL;
         }
         r->rx_len += (size_t)k;

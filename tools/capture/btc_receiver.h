@@ -18,7 +18,8 @@ struct btc_receiver;
 
 enum btc_receiver_end {
     BTC_RX_RUNNING,
-    BTC_RX_CLOSED,     /* the client closed the connection */
+    BTC_RX_CLOSED,     /* the client closed the connection (message: where, if inside a
+                          frame, to follow "closed the connection") */
     BTC_RX_NET_ERROR,  /* reading failed (message) */
     BTC_RX_BAD_STREAM, /* a frame size out of range or a block LZ4 refuses (message) */
 };
