@@ -8,7 +8,8 @@
 # After the set-up, the suites run inside tools/netguard.sh: a private network
 # namespace with only loopback, which lists any packet that tries to leave and
 # then fails the run. With host-riscv64, the tests on the full-system boards
-# (label system) come last. Exits non-zero if any step fails, after running all.
+# (label system) come last. Exits non-zero if any step fails, after running all;
+# the last lines name every suite that passed, failed or was not run (and why).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,6 +30,8 @@ fi
 presets=${*:-host-riscv64 aarch64 riscv64-x60 host-default}
 jobs=${BT_JOBS:-$(nproc 2>/dev/null || echo 2)}
 failed=""
+passed=""
+notrun="" # suites skipped, each with why: named again in the final summary
 for p in $presets; do
     say "=== $p: configure, build, test ==="
     start=$(date +%s)
@@ -37,19 +40,25 @@ for p in $presets; do
     if cmake --preset "$p" -DBT_WERROR=ON >"$log" 2>&1 || { cat "$log"; false; }; then
         if cmake --build --preset "$p" -j "$jobs" && ctest --preset "$p" -j "$jobs"; then
             say "$p passed in $(($(date +%s) - start)) s"
+            passed="$passed $p"
             [ "$p" = host-riscv64 ] || continue
             # The host build also runs the fuzz targets, each for a bounded time.
             say "=== host: fuzz the stream decoder, the .tracy reader, the instruction decoder and the ELF reader ==="
             start=$(date +%s)
             if ctest --preset fuzz; then
                 say "fuzz passed in $(($(date +%s) - start)) s"
+                passed="$passed fuzz"
                 continue
             fi
-            p="$p-fuzz"
+            p="fuzz"
         fi
     fi
     say "$p FAILED"
     failed="$failed $p"
+    if [ "$p" = host-riscv64 ]; then
+        say "fuzz NOT RUN: the host-riscv64 build or its tests failed"
+        notrun="$notrun fuzz(host-riscv64 failed)"
+    fi
 done
 
 # The full-system boards (label system), after the presets: the aarch64
@@ -58,13 +67,19 @@ case " $presets " in
 *" host-riscv64 "*)
     say "=== system: tests on the full-system riscv64 and aarch64 boards ==="
     if [ -n "${BT_SYSTEM_SKIP:-}" ]; then
-        say "system tests skipped: $BT_SYSTEM_SKIP"
+        say "system NOT RUN: $BT_SYSTEM_SKIP"
+        notrun="$notrun system(no qemu-system or kernels)"
     elif ! command -v qemu-system-riscv64 >/dev/null || ! command -v qemu-system-aarch64 >/dev/null; then
-        say "system tests skipped: qemu-system-riscv64 or qemu-system-aarch64 is missing"
+        say "system NOT RUN: qemu-system-riscv64 or qemu-system-aarch64 is missing"
+        notrun="$notrun system(no qemu-system)"
+    elif case " $failed " in *" host-riscv64 "* | *" aarch64 "*) true ;; *) false ;; esac; then
+        say "system NOT RUN: its programs come from the host-riscv64 and aarch64 builds, and one failed"
+        notrun="$notrun system(a build it needs failed)"
     else
         start=$(date +%s)
         if ctest --preset system; then
             say "system passed in $(($(date +%s) - start)) s"
+            passed="$passed system"
         else
             say "system FAILED"
             failed="$failed system"
@@ -73,8 +88,12 @@ case " $presets " in
     ;;
 esac
 
+# The summary names every suite: passed, failed, and not run with why (a
+# suite this machine cannot run does not fail the run, but is never silent).
+say "passed:${passed:- none}"
+[ -z "$notrun" ] || say "NOT RUN:$notrun"
 if [ -n "$failed" ]; then
-    say "failed presets:$failed"
+    say "FAILED:$failed"
     exit 1
 fi
-say "all presets passed: $presets"
+say "every suite that ran passed"
