@@ -99,13 +99,24 @@ riscv64() {
     start=$(date +%s)
     tar -xJf "$src_tar" -C "$tmp/src" --strip-components=1
     k() { make -C "$tmp/src" O="$tmp/obj" ARCH=riscv CROSS_COMPILE=riscv64-linux-gnu- "$@"; }
+    # The build is long and its output goes to the log: a line every minute
+    # says it is still going and how far it got (on stderr, so that no sleep
+    # holds the caller's capture of stdout open).
+    (
+        while sleep 60 && kill -0 $$ 2>/dev/null; do
+            say "still building the riscv64 kernel: $(grep -c '^  CC ' "$log" 2>/dev/null) files compiled, $(($(date +%s) - start)) s so far"
+        done
+    ) >&2 &
+    ticker=$!
     if ! {
         k KCONFIG_ALLCONFIG="$config" allnoconfig && k -j"$jobs" Image
     } >"$log" 2>&1; then
+        kill "$ticker" 2>/dev/null
         tail -n 20 "$log" >&2
         rm -rf "$tmp"
         die "the riscv64 kernel build failed; see $log"
     fi
+    kill "$ticker" 2>/dev/null
     # A line of the fragment that Kconfig dropped (a missing dependency)
     # would silently give a board without the feature.
     dropped=$(grep -E '^CONFIG_[A-Z0-9_]+=' "$config" | while read -r l; do
