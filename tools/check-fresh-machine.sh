@@ -15,8 +15,12 @@ say() { printf 'fresh-machine: %s\n' "$*"; }
 
 if [ ! -x "$root/usr/bin/apt-get" ]; then
     command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap
-    say "debootstrapping Debian 12 (bookworm, minbase) into $root"
-    debootstrap --variant=minbase bookworm "$root" http://deb.debian.org/debian
+    # From the archive this machine's own packages come from.
+    mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(TARGET_OF)' 2>/dev/null |
+        awk '$2 == "bookworm" && $3 == "deb" { print $1; exit }')
+    [ -n "$mirror" ] || { say "no deb entry for bookworm in this machine's apt sources" >&2; exit 1; }
+    say "debootstrapping Debian 12 (bookworm, minbase) into $root from $mirror"
+    debootstrap --variant=minbase bookworm "$root" "$mirror"
 fi
 
 mounted=""

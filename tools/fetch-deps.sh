@@ -38,10 +38,15 @@ list=/etc/apt/sources.list.d/boardtrace-src.sources
 if ! grep -rqsE '^(Types:.*deb-src|deb-src )' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     [ "$(id -u)" = 0 ] || { say "no deb-src entry and not root: add one or run as root" >&2; exit 1; }
     suite=$(. /etc/os-release && echo "${VERSION_CODENAME:-bookworm}")
-    say "adding a deb-src entry for Debian $suite ($list)"
+    # The archive is the one this machine's own binary packages come from
+    # (its apt sources): boardtrace names no archive of its own.
+    uri=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(TARGET_OF)' 2>/dev/null |
+        awk -v s="$suite" '$2 == s && $3 == "deb" { print $1; exit }')
+    [ -n "$uri" ] || { say "no deb entry for Debian $suite in this machine's apt sources to take the archive's address from" >&2; exit 1; }
+    say "adding a deb-src entry for Debian $suite from $uri ($list)"
     cat >"$list" <<SRC
 Types: deb-src
-URIs: http://deb.debian.org/debian
+URIs: $uri
 Suites: $suite $suite-updates
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
