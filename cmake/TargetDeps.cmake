@@ -39,10 +39,12 @@ function(bt_find_source_dir var pattern marker what)
         else()
             set(looked "${${var}}/${marker}, from ${var}")
         endif()
+        # The Debian source package is the folder's name without its version.
+        string(REPLACE "-*" "" package "${pattern}")
         message(FATAL_ERROR
             "boardtrace: the ${what} sources for the target were not found (looked for "
-            "${looked}). Run tools/fetch-deps.sh to unpack Debian's source package, "
-            "or set -D${var}=/path/to/${what}-source.")
+            "${looked}). Run tools/fetch-deps.sh ${package} to unpack Debian's source package "
+            "(only what this build needs), or set -D${var}=/path/to/${what}-source.")
     endif()
     set(${var} "${dir}" CACHE PATH "${what} source folder used for the target build" FORCE)
     message(STATUS "boardtrace: ${what} for the target from ${dir}")

@@ -1,7 +1,7 @@
 # Builds tests/consumer-subproject, which brings boardtrace in with
 # add_subdirectory() or FetchContent, and checks what a user would: only the
-# runtime is built (no capture, tests or CLI), no .deps/ is needed on the
-# host, TRACY_ENABLE turns tracing on, Tracy::TracyClient links, and the
+# runtime is built (no capture, tests or CLI), the parent's cache keeps the
+# build type it chose (none here), no .deps/ is needed on the host, TRACY_ENABLE turns tracing on, Tracy::TracyClient links, and the
 # program runs in the mode boardtrace_trace() chose and carries it in its
 # boardtrace ELF note.
 # Run as: cmake -DSOURCE_DIR=... -DWORK_DIR=... -DHOW=add_subdirectory|FetchContent
@@ -21,6 +21,12 @@ else()
     list(APPEND args "-DBOARDTRACE_SOURCE=${SOURCE_DIR}")
 endif()
 run("configuring the consumer" ${CMAKE_COMMAND} ${args})
+# The parent configured no build type: boardtrace must not have chosen one
+# for it (it would change how the parent's own code is compiled).
+file(STRINGS "${build}/CMakeCache.txt" build_type REGEX "^CMAKE_BUILD_TYPE:")
+if(NOT build_type STREQUAL "" AND NOT build_type MATCHES "^CMAKE_BUILD_TYPE:[A-Z]+=$")
+    message(FATAL_ERROR "${HOW}: boardtrace set the parent project's ${build_type}")
+endif()
 run("building the consumer" ${CMAKE_COMMAND} --build "${build}")
 foreach(unwanted boardtrace/tools/capture/boardtrace-capture boardtrace/deploy/boardtrace
                  _deps/boardtrace-build/tools/capture/boardtrace-capture)
