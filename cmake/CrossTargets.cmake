@@ -42,3 +42,12 @@ if(BT_CROSS_TARGETS AND NOT CMAKE_CROSSCOMPILING)
         endif()
     endforeach()
 endif()
+
+# A plain host build with tracing on makes the boardtrace CLI but no capture
+# for any board, and `boardtrace run` needs one: say so once, with the way.
+if(NOT CMAKE_CROSSCOMPILING AND NOT BT_CROSS_TARGETS AND ENABLE_TRACY AND BOARDTRACE_BUILD_TOOLS)
+    message(NOTICE
+        "boardtrace: this host build makes no board capture, which `boardtrace run` uploads; "
+        "add -DBT_CROSS_TARGETS=riscv64 (or aarch64, or both: \"riscv64;aarch64\") to build "
+        "the boards' captures along (installed beside the CLI), or give `run --capture PATH`.")
+endif()

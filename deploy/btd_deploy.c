@@ -155,9 +155,37 @@ int btd_find_capture(const char *arch, char *out, size_t outlen)
     struct btd_buf list = {0};
     for (int i = 0; i < n; i++)
         btd_buf_printf(&list, "\n  %s", tried[i]);
-    btd_error("no capture for %s given and none found; looked in:%s\nbuild one "
-              "(cmake --preset %s with ENABLE_TRACY=ON) or give --capture PATH",
-              arch, btd_buf_str(&list), arch);
+    /* The way out names a build whose capture lands in one of those places:
+     * for an installed boardtrace, a board build's capture put into its
+     * prefix (installing the whole board build there would put the board's
+     * library over the host's); from the build tree, a board build this
+     * build makes or looks in. */
+    char build[160];
+    if (strcmp(arch, "riscv64") == 0 || strcmp(arch, "aarch64") == 0)
+        snprintf(build, sizeof build, "cmake --preset %s && cmake --build --preset %s", arch, arch);
+    else
+        snprintf(build, sizeof build,
+                 "a boardtrace build for %s in build/%s (its toolchain file, ENABLE_TRACY=ON)",
+                 arch, arch);
+    char prefix[1024];
+    snprintf(prefix, sizeof prefix, "%s", exe);
+    char *bin = strrchr(prefix, '/');
+    if (bin)
+        *bin = '\0';
+    bin = strrchr(prefix, '/');
+    if (bin)
+        *bin = '\0';
+    if (BTD_BINARY_DIR[0] && strcmp(exe, BTD_BINARY_DIR "/deploy/boardtrace") == 0)
+        btd_error("no capture for %s given and none found; looked in:%s\nbuild one: "
+                  "reconfigure this build with -DBT_CROSS_TARGETS=%s (it then builds %s/cross/%s), "
+                  "or in %s: %s; or give --capture PATH",
+                  arch, btd_buf_str(&list), arch, BTD_BINARY_DIR, arch, BTD_SOURCE_DIR, build);
+    else
+        btd_error("no capture for %s given and none found; looked in:%s\nbuild one (in "
+                  "boardtrace's source: %s) and put it where this boardtrace looks: install -D "
+                  "build/%s/tools/capture/boardtrace-capture %s/share/boardtrace/%s/"
+                  "boardtrace-capture; or give --capture PATH (or set BOARDTRACE_CAPTURE_DIR)",
+                  arch, btd_buf_str(&list), build, arch, prefix[0] ? prefix : "PREFIX", arch);
     btd_buf_free(&list);
     return BTD_EXIT_LOCAL;
 }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # An installed boardtrace, moved to another prefix, as a user would have it:
 # `boardtrace run` from the moved prefix finds the board's capture beside
-# itself (not in the build tree) and traces a program on the emulated board;
+# itself (not in the build tree) and traces a program on the emulated board,
+# and without it says how to put one there;
 # a project links the runtime through find_package(boardtrace) and through
 # pkg-config from the moved prefix.
 # Usage: check_installed.sh BUILD_DIR SOURCE_DIR BOARD_SH BOARD_DIR PROGRAM
@@ -28,6 +29,21 @@ eval "$(sh "$board_sh" --dir "$board_dir" env)"
 grep -q "\"path\": \"$prefix/bin/../share/boardtrace/riscv64/boardtrace-capture\"" \
     "$work/run.tracy.json" || fail "the run did not use the moved prefix's capture: $(cat "$work/run.tracy.json")"
 grep -q "capture   complete" "$work/run.out" || fail "no complete capture: $(cat "$work/run.out")"
+
+# Without its capture, the installed boardtrace says how to put one where it
+# looks: the board build's capture into this prefix, not the whole board build
+# (whose library would replace the host's); the line it gives works.
+mv "$prefix/share/boardtrace/riscv64/boardtrace-capture" "$work/capture"
+if (cd "$work" && "$prefix/bin/boardtrace" run --host "$BOARD_TARGET" -i "$BOARD_KEY" \
+    --known-hosts "$BOARD_KNOWN_HOSTS" -o "$work/none.tracy" "$program") > "$work/none.out" 2>&1; then
+    fail "boardtrace run without a capture succeeded: $(cat "$work/none.out")"
+fi
+hint="install -D build/riscv64/tools/capture/boardtrace-capture $prefix/share/boardtrace/riscv64/boardtrace-capture"
+grep -qF "$hint" "$work/none.out" || fail "no hint naming '$hint': $(cat "$work/none.out")"
+mkdir -p "$work/src/build/riscv64/tools/capture"
+cp "$work/capture" "$work/src/build/riscv64/tools/capture/boardtrace-capture"
+(cd "$work/src" && eval "$hint") || fail "the hint's command failed: $hint"
+[ -x "$prefix/share/boardtrace/riscv64/boardtrace-capture" ] || fail "the hint put no capture in place"
 
 # find_package from the moved prefix.
 cmake -S "$source/tests/consumer" -B "$work/consumer" -G Ninja \
