@@ -213,8 +213,6 @@ int btd_cmd_live(const struct btd_options *o)
             btd_deploy_cleanup(&d, o->keep || leave);
         }
     }
-    if (status != BTD_EXIT_OK)
-        btd_note("failed at step: %s (exit status %d)", btd_exit_step(status), status);
     btd_session_free(&s);
     btd_conn_close(&d.conn);
     free(d.libs);

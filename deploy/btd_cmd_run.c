@@ -494,8 +494,6 @@ int btd_cmd_run(const struct btd_options *o)
     }
     if (r.pulled)
         print_summary(&d, &s, &r);
-    if (status != BTD_EXIT_OK)
-        btd_note("failed at step: %s (exit status %d)", btd_exit_step(status), status);
     btd_session_free(&s);
     btd_conn_close(&d.conn);
     free(d.libs);

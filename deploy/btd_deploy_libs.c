@@ -103,19 +103,20 @@ int btd_deploy_libs(struct btd_deploy *d)
     btd_format_size((double)libs->sent_bytes, sent, sizeof sent);
     btd_format_size((double)libs->bytes, total, sizeof total);
     const char *lacks = chk.interp_present ? "libraries" : "loader";
+    const char *libraries = libs->count - 1 == 1 ? "library" : "libraries";
     if (libs->uploaded == libs->count)
-        btd_note("%s lacks the program's %s: it runs through the loader and %d libraries from %s "
+        btd_note("%s lacks the program's %s: it runs through the loader and %d %s from %s "
                  "(%s, now cached on the board for later runs)",
-                 d->conn.where, lacks, libs->count - 1, sysroot, total);
+                 d->conn.where, lacks, libs->count - 1, libraries, sysroot, total);
     else if (libs->uploaded == 0)
-        btd_note("%s lacks the program's %s: it runs through the loader and %d libraries from %s "
+        btd_note("%s lacks the program's %s: it runs through the loader and %d %s from %s "
                  "(%s, all from the board's cache)",
-                 d->conn.where, lacks, libs->count - 1, sysroot, total);
+                 d->conn.where, lacks, libs->count - 1, libraries, sysroot, total);
     else
-        btd_note("%s lacks the program's %s: it runs through the loader and %d libraries from %s "
+        btd_note("%s lacks the program's %s: it runs through the loader and %d %s from %s "
                  "(%s; %d of %d files sent, %s, the rest from the board's cache)",
-                 d->conn.where, lacks, libs->count - 1, sysroot, total, libs->uploaded, libs->count,
-                 sent);
+                 d->conn.where, lacks, libs->count - 1, libraries, sysroot, total, libs->uploaded,
+                 libs->count, sent);
     d->libs = libs;
 done:
     btd_libs_check_free(&chk);

@@ -143,7 +143,10 @@ int btd_elf_read(const char *path, struct btd_elf_info *info, char *err, size_t 
     if (rc == 0)
         rc = check_complete(f, head, n, info, (uint64_t)st.st_size, why, sizeof why);
     fclose(f);
-    if (rc != 0)
+    static const char not_elf[] = "not an ELF file";
+    if (rc != 0 && strncmp(why, not_elf, sizeof not_elf - 1) == 0)
+        snprintf(err, errlen, "%s is not an ELF executable%s", path, why + sizeof not_elf - 1);
+    else if (rc != 0)
         snprintf(err, errlen, "%s: %s", path, why);
     return rc;
 }

@@ -18,10 +18,12 @@ int main(int argc, char **argv)
     ssh_init();
     switch (o.command) {
     case BTD_CMD_RUN:
-        rc = btd_cmd_run(&o);
-        break;
     case BTD_CMD_LIVE:
-        rc = btd_cmd_live(&o);
+        rc = o.command == BTD_CMD_RUN ? btd_cmd_run(&o) : btd_cmd_live(&o);
+        /* Whichever step failed, the last line names it, before a
+         * connection as after (the message above it says why). */
+        if (rc != BTD_EXIT_OK)
+            btd_note("failed at step: %s (exit status %d)", btd_exit_step(rc), rc);
         break;
     case BTD_CMD_FETCH:
         rc = btd_cmd_fetch(&o);

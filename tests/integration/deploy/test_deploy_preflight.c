@@ -281,6 +281,24 @@ static void a_truncated_program_is_refused_before_upload(void **state)
     result_free(&r);
 }
 
+/* A file that is no ELF at all (a script, a text file given by mistake) is
+ * named as such, and the last line names the step that failed. */
+static void a_program_that_is_not_elf_is_named_with_the_failed_step(void **state)
+{
+    (void)state;
+    char text[600];
+    snprintf(text, sizeof text, "%s/not-a-program", work);
+    assert_int_equal(write_file(text, "#!/bin/sh\necho hi\n", 18), 0);
+    const char *rest[] = {"--capture", capture, text, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    assert_status(&r, 3);
+    char want[700];
+    snprintf(want, sizeof want, "program %s is not an ELF executable (", text);
+    assert_non_null(strstr(r.err, want));
+    assert_non_null(strstr(r.err, "failed at step: local files (exit status 3)\n"));
+    result_free(&r);
+}
+
 /* --remote-dir names a folder that must be there: a missing one is a
  * preflight error, and boardtrace creates nothing outside its own folder. */
 static void a_missing_remote_folder_is_refused_and_not_created(void **state)
@@ -373,6 +391,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
         cmocka_unit_test(a_missing_remote_folder_is_refused_and_not_created),
         cmocka_unit_test(a_truncated_program_is_refused_before_upload),
+        cmocka_unit_test(a_program_that_is_not_elf_is_named_with_the_failed_step),
         cmocka_unit_test(a_full_remote_folder_gives_a_clear_error),
         cmocka_unit_test(check_reports_the_board),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),
