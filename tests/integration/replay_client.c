@@ -563,6 +563,30 @@ static double seconds_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* After an early Terminate: goes on sending (frames of no-op events) for
+ * slow_terminate_ms, then closes. 0, or -1 when the capture reset the
+ * connection meanwhile instead of letting this client close first. */
+static int linger(struct bt_replay *r, char *err, size_t errlen)
+{
+    static uint8_t noops[4096];
+    memset(noops, BT_EV_ACK_SERVER_QUERY_NOOP, sizeof noops);
+    double start = seconds_now(), end = start + r->opts.slow_terminate_ms / 1000.0;
+    while (seconds_now() < end) {
+        if (send_frame(r, noops, sizeof noops) < 0) {
+            snprintf(err, errlen,
+                     "the capture reset the connection %.0f ms after its Terminate, while this "
+                     "client was still sending: %s",
+                     (seconds_now() - start) * 1000, strerror(errno));
+            return -1;
+        }
+        struct timespec ts = {0, 10000000};
+        nanosleep(&ts, NULL);
+    }
+    printf("obeyed the Terminate after %d ms of sending more\n", r->opts.slow_terminate_ms);
+    fflush(stdout);
+    return 0;
+}
+
 int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
 {
     struct pollfd lp = {.fd = r->listen_fd, .events = POLLIN};
@@ -665,6 +689,10 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                 }
                 if (type == BT_QUERY_TERMINATE) {
                     r->served = seconds_now() - t0;
+                    if (!terminate_sent && r->opts.slow_terminate_ms > 0) {
+                        rc = linger(r, err, errlen);
+                        goto out;
+                    }
                     rc = terminate_sent ? 0 : -1;
                     if (rc < 0)
                         snprintf(err, errlen, "the capture terminated before the data ended");

@@ -18,6 +18,10 @@ struct bt_replay_opts {
     int bad_frame;        /* with pause_after: then send a frame header announcing 0 bytes */
     int cut_frame;        /* with pause_after: then send the first bytes of a frame only */
     int handshake_status; /* 0: Welcome; else send this status byte and close */
+    /* A Terminate that comes before the data ended (a time limit, a stop) is
+     * obeyed only after this many ms of sending more, as a slow client still
+     * busy sending would; a reset meanwhile fails the serve. */
+    int slow_terminate_ms;
 };
 
 /* Loads the recording and starts listening; *port receives the port. */

@@ -522,6 +522,27 @@ static void time_limit_stops_the_capture_and_writes_the_file(void **state)
     finish(&r);
 }
 
+/* At its time limit the capture sends Terminate and lets the client close
+ * first: a client still sending (slow to read its queries, as one under
+ * emulation is) must not have its connection reset, which it would take
+ * for a capture that died. */
+static void time_limit_lets_a_client_still_sending_close_first(void **state)
+{
+    (void)state;
+    char path[4200], line[256] = "";
+    path_in_tmp(path, sizeof path, "timed-slow.tracy");
+    struct proc r, cap;
+    uint64_t zone_begins;
+    paused_session(&r, &cap, path, 20000, &zone_begins, "--slow-terminate", "-s", "3");
+    assert_int_equal(finish(&cap), 0);
+    while (fgets(line, sizeof line, r.out) && !strstr(line, "obeyed the Terminate"))
+        ;
+    assert_non_null(strstr(line, "obeyed the Terminate after 1500 ms of sending more"));
+    assert_int_equal(finish(&r), 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), zone_begins);
+}
+
 static void complete_session_exits_0_with_a_summary(void **state)
 {
     (void)state;
@@ -986,6 +1007,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_bad_frame_size_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(a_client_closing_inside_a_frame_is_reported),
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
+        cmocka_unit_test(time_limit_lets_a_client_still_sending_close_first),
         cmocka_unit_test(captures_the_boardtrace_demo),
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),
         cmocka_unit_test(a_missing_spool_dir_exits_1_at_once),

@@ -370,6 +370,9 @@ static void send_all(int fd, const uint8_t *buf, size_t n, int timeout_ms)
     }
 }
 
+/* How long a client has, after our Terminate, to read it and close. */
+#define TERMINATE_CLOSE_MS 5000
+
 static void send_terminate(struct btc_capture *c, struct txbuf *tx)
 {
     /* Queued queries go first, then the Terminate that bypasses the budget. */
@@ -378,6 +381,21 @@ static void send_terminate(struct btc_capture *c, struct txbuf *tx)
         send_all(c->fd, tx->p, tx->len, 1000);
     send_all(c->fd, q, sizeof q, 1000);
     tx->len = 0;
+    /* Then the client closes. Closing first, with its data still unread
+     * here, would reset the connection: a client still sending would take
+     * that for a capture that died (and say so) before it reads the
+     * Terminate. What it sends meanwhile is past the end and not kept. */
+    double deadline = now_s() + TERMINATE_CLOSE_MS / 1000.0;
+    uint8_t sink[16384];
+    for (;;) {
+        int left = (int)((deadline - now_s()) * 1000);
+        struct pollfd pf = {.fd = c->fd, .events = POLLIN};
+        if (left <= 0 || (poll(&pf, 1, left) < 0 && errno != EINTR))
+            return;
+        ssize_t k = recv(c->fd, sink, sizeof sink, MSG_DONTWAIT);
+        if (k == 0 || (k < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR))
+            return;
+    }
 }
 
 static void report(struct btc_capture *c, const struct btc_capture_opts *o, double t0)
