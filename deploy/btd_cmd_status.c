@@ -6,6 +6,7 @@
 #include "btd_runs.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int btd_cmd_status(const struct btd_options *o)
 {
@@ -24,13 +25,20 @@ int btd_cmd_status(const struct btd_options *o)
         printf("no runs on %s under %s\n", d.conn.where,
                o->remote_dir ? o->remote_dir : "${TMPDIR:-/tmp}");
     } else {
-        printf("%-36s %-9s %-11s %-19s %s\n", "RUN FOLDER", "STATE", "TRACE", "STARTED", "PROGRAM");
+        /* The folder column as wide as its longest path, so the columns
+         * after it stay aligned. */
+        int w = 36;
+        for (int i = 0; i < runs.count; i++)
+            if ((int)strlen(runs.runs[i].dir) > w)
+                w = (int)strlen(runs.runs[i].dir);
+        printf("%-*s %-9s %-11s %-19s %s\n", w, "RUN FOLDER", "STATE", "TRACE", "STARTED",
+               "PROGRAM");
         for (int i = 0; i < runs.count; i++) {
             const struct btd_run_info *r = &runs.runs[i];
             char size[32] = "-";
             if (r->has_trace)
                 btd_format_size((double)r->trace_size, size, sizeof size);
-            printf("%-36s %-9s %-11s %-19s %s\n", r->dir, btd_run_state_name(r->state), size,
+            printf("%-*s %-9s %-11s %-19s %s\n", w, r->dir, btd_run_state_name(r->state), size,
                    r->started[0] ? r->started : "-", r->program[0] ? r->program : "-");
         }
         printf("\nfetch a run's trace (its folder is removed once the trace is here): "

@@ -326,6 +326,12 @@ static void a_run_whose_host_went_away_goes_on_until_fetch_stops_it(void **state
     const char *row = strstr(r.out, run_dir);
     assert_non_null(row);
     assert_non_null(strstr(row, " running "));
+    /* The columns stay aligned with a folder path longer than the default
+     * column: the state stands under STATE. */
+    assert_true(strlen(run_dir) > 36);
+    const char *head = strstr(r.out, "RUN FOLDER");
+    assert_non_null(head);
+    assert_int_equal(strstr(head, "STATE") - head, strstr(row, "running") - row);
     result_free(&r);
 
     const char *argv[] = {boardtrace,
