@@ -5,6 +5,7 @@
 #include "btd_ssh.h"
 
 #include "btd_msg.h"
+#include "btd_probe.h"
 
 #include <errno.h>
 #include <libssh/callbacks.h>
@@ -317,7 +318,13 @@ int btd_conn_open(struct btd_conn *c, const struct btd_connect_options *o)
 
     btd_debug("connecting to %s (from '%s')", c->where, o->target);
     if (ssh_connect(s) != SSH_OK) {
-        btd_error("cannot connect to %s: %s", c->where, ssh_get_error(s));
+        char said[200];
+        if (btd_probe_not_ssh(c->host, c->port, 2000, said, sizeof said))
+            btd_error("cannot connect to %s: %s:%d answered but is not an SSH server (it sent "
+                      "\"%s\"); check the port",
+                      c->where, c->host, c->port, said);
+        else
+            btd_error("cannot connect to %s: %s", c->where, ssh_get_error(s));
         return BTD_EXIT_CONNECT;
     }
     int rc = verify_host_key(c, o);

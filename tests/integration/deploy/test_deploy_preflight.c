@@ -14,6 +14,9 @@
 #include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -299,6 +302,48 @@ static void a_program_that_is_not_elf_is_named_with_the_failed_step(void **state
     result_free(&r);
 }
 
+/* A port where something other than SSH answers (here a web server's
+ * reply, with a terminal escape in it) is named as such, not as a reset. */
+static void a_server_that_is_not_ssh_is_named(void **state)
+{
+    (void)state;
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof a;
+    assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(fd, 8), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    pid_t server = fork();
+    assert_true(server >= 0);
+    if (server == 0) {
+        static const char reply[] = "HTTP/1.1 400 Bad\x1b[31mRequest\r\n\r\n";
+        for (;;) {
+            int c = accept(fd, NULL, NULL);
+            if (c >= 0) {
+                (void)!write(c, reply, sizeof reply - 1);
+                close(c);
+            }
+        }
+    }
+    close(fd);
+    char target[64];
+    snprintf(target, sizeof target, "root@127.0.0.1:%d", ntohs(a.sin_port));
+    const char *argv[] = {boardtrace, "check", "--host", target, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 60, &r), 0);
+    kill(server, SIGKILL);
+    waitpid(server, NULL, 0);
+    assert_status(&r, 4);
+    char want[200];
+    snprintf(want, sizeof want,
+             "127.0.0.1:%d answered but is not an SSH server (it sent \"HTTP/1.1 400 "
+             "Bad\\x1b[31mRequest\")",
+             ntohs(a.sin_port));
+    assert_non_null(strstr(r.err, want));
+    result_free(&r);
+}
+
 /* --remote-dir names a folder that must be there: a missing one is a
  * preflight error, and boardtrace creates nothing outside its own folder. */
 static void a_missing_remote_folder_is_refused_and_not_created(void **state)
@@ -392,6 +437,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_missing_remote_folder_is_refused_and_not_created),
         cmocka_unit_test(a_truncated_program_is_refused_before_upload),
         cmocka_unit_test(a_program_that_is_not_elf_is_named_with_the_failed_step),
+        cmocka_unit_test(a_server_that_is_not_ssh_is_named),
         cmocka_unit_test(a_full_remote_folder_gives_a_clear_error),
         cmocka_unit_test(check_reports_the_board),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),
