@@ -1,10 +1,11 @@
 # Third-party libraries for the build's target: lz4 (Tracy's wire framing,
-# the only one the runtime needs), zstd (trace files: tools) and cmocka
-# (tests). On the host they come from Debian's
+# the only one the runtime needs), zstd (trace files: tools), zlib (the
+# reports' Perfetto export: tools) and cmocka (tests). On the host they come from Debian's
 # -dev packages; for a cross target (Debian 12 ships no riscv64 packages) they
 # are compiled here, statically, from source directories the user can name. By
 # default those are Debian's source packages unpacked by tools/fetch-deps.sh.
-# Either way the result is the imported targets bt::lz4, bt::zstd, bt::cmocka.
+# Either way the result is the imported targets bt::lz4, bt::zstd, bt::zlib,
+# bt::cmocka.
 
 if(CMAKE_CROSSCOMPILING)
     set(_bt_from_source_default ON)
@@ -90,6 +91,14 @@ if(BT_DEPS_FROM_SOURCE)
         target_compile_definitions(bt_zstd PRIVATE XXH_NAMESPACE=ZSTD_ ZSTD_DISABLE_ASM=1)
         bt_third_party_flags(bt_zstd)
         add_library(bt::zstd ALIAS bt_zstd)
+
+        # zlib: the Perfetto export of the reports (tools only).
+        bt_find_source_dir(BT_ZLIB_SOURCE_DIR "zlib-*" "zlib.h" "zlib")
+        file(GLOB _bt_zlib_sources "${BT_ZLIB_SOURCE_DIR}/*.c")
+        add_library(bt_zlib OBJECT EXCLUDE_FROM_ALL ${_bt_zlib_sources})
+        target_include_directories(bt_zlib SYSTEM PUBLIC "${BT_ZLIB_SOURCE_DIR}")
+        bt_third_party_flags(bt_zlib)
+        add_library(bt::zlib ALIAS bt_zlib)
     endif()
 
     if(BT_BUILD_TESTS)
@@ -121,6 +130,7 @@ else()
     bt_import_system_library(bt::lz4 lz4.h lz4 "lz4" liblz4-dev)
     if(BOARDTRACE_BUILD_TOOLS)
         bt_import_system_library(bt::zstd zstd.h zstd "zstd" libzstd-dev)
+        bt_import_system_library(bt::zlib zlib.h z "zlib" zlib1g-dev)
     endif()
     if(BT_BUILD_TESTS)
         bt_import_system_library(bt::cmocka cmocka.h cmocka "cmocka" libcmocka-dev)

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Unpacks Debian's source packages of the libraries boardtrace compiles for its
-# target boards (lz4, zstd, cmocka; busybox for the emulated boards, dropbear
+# target boards (lz4, zstd, zlib, cmocka; busybox for the emulated boards, dropbear
 # for the full-system ones) into .deps/, the folder the CMake build looks in
 # by default (BT_DEPS_SOURCE_DIR). Adds a deb-src entry for Debian's archive
 # if none exists. Idempotent.
@@ -8,7 +8,7 @@ set -eu
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 dest=${BT_DEPS_SOURCE_DIR:-$top/.deps}
-packages=${*:-lz4 libzstd cmocka busybox dropbear}
+packages=${*:-lz4 libzstd zlib cmocka busybox dropbear}
 
 say() { printf 'fetch-deps: %s\n' "$*"; }
 

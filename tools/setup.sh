@@ -39,7 +39,7 @@ packages="
     gcc-riscv64-linux-gnu g++-riscv64-linux-gnu libc6-dev-riscv64-cross
     gcc-aarch64-linux-gnu g++-aarch64-linux-gnu libc6-dev-arm64-cross
     qemu-user-static
-    libssh-dev libzstd-dev liblz4-dev libcmocka-dev
+    libssh-dev libzstd-dev liblz4-dev zlib1g-dev libcmocka-dev
     openssh-server openssh-client
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3
     iproute2 tcpdump

@@ -50,6 +50,11 @@ void btr_print_system(const struct btc_trace *t, FILE *out);
 int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                       size_t errlen);
 
+/* Writes the same in Perfetto's own protobuf trace format (btr_perfetto.c):
+ * zones, messages, frames and plots, deflated in chunks. */
+int btr_perfetto_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
+                        size_t errlen);
+
 /* Writes s as a JSON string: quotes, backslashes and control bytes escaped,
  * bytes that are not well-formed UTF-8 replaced by U+FFFD. */
 void btr_json_string(FILE *out, const char *s);

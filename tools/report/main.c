@@ -20,35 +20,39 @@ enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3 };
 
 static void usage(FILE *to)
 {
-    fprintf(to,
-            "boardtrace-report %s: reports over a .tracy trace file\n"
-            "\n"
-            "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
-            "       boardtrace-report chrome [-o OUT.json] [--max-memory SIZE] TRACE.tracy\n"
-            "       boardtrace-report symbolize [-o OUT.tracy] TRACE.tracy BINARY...\n"
-            "       boardtrace-report frames TRACE.tracy\n"
-            "\n"
-            "  stats    zone statistics per source location: name, file, line, count, total,\n"
-            "           mean, min and max ns; an aligned table, or with --csv the columns\n"
-            "           of tracy-csvexport (name,src_file,src_line,total_ns,total_perc,\n"
-            "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time.\n"
-            "  chrome   Chrome trace-event JSON (open it in https://ui.perfetto.dev);\n"
-            "           to stdout unless -o is given. OUT.json is written beside itself\n"
-            "           and renamed once complete: a failed export leaves an existing OUT\n"
-            "           as it was; an OUT that is the trace itself is refused\n"
-            "  symbolize  names the callstack frames a stripped program recorded as\n"
-            "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
-            "           (matched by build-id): function, source file and line; rewrites\n"
-            "           TRACE in place (replaced once complete) or into -o OUT\n"
-            "  frames   the callstack frames of the trace: address, function, file:line\n"
-            "\n"
-            "  --max-memory SIZE  what the report may hold of the trace's strings and\n"
-            "           tables (zones stream through), e.g. 512M, 2G (default 1G); a\n"
-            "           file that needs more is refused with a message saying so\n"
-            "\n"
-            "Exit status: 0 success, 1 bad arguments, 2 the trace cannot be read,\n"
-            "3 the output cannot be written.\n",
-            BT_VERSION_STRING);
+    fprintf(
+        to,
+        "boardtrace-report %s: reports over a .tracy trace file\n"
+        "\n"
+        "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
+        "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
+        "                                TRACE.tracy\n"
+        "       boardtrace-report symbolize [-o OUT.tracy] TRACE.tracy BINARY...\n"
+        "       boardtrace-report frames TRACE.tracy\n"
+        "\n"
+        "  stats    zone statistics per source location: name, file, line, count, total,\n"
+        "           mean, min and max ns; an aligned table, or with --csv the columns\n"
+        "           of tracy-csvexport (name,src_file,src_line,total_ns,total_perc,\n"
+        "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time.\n"
+        "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
+        "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
+        "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
+        "           --format chooses. To stdout unless -o is given. OUT is written\n"
+        "           beside itself and renamed once complete: a failed export leaves an\n"
+        "           existing OUT as it was; an OUT that is the trace itself is refused\n"
+        "  symbolize  names the callstack frames a stripped program recorded as\n"
+        "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
+        "           (matched by build-id): function, source file and line; rewrites\n"
+        "           TRACE in place (replaced once complete) or into -o OUT\n"
+        "  frames   the callstack frames of the trace: address, function, file:line\n"
+        "\n"
+        "  --max-memory SIZE  what the report may hold of the trace's strings and\n"
+        "           tables (zones stream through), e.g. 512M, 2G (default 1G); a\n"
+        "           file that needs more is refused with a message saying so\n"
+        "\n"
+        "Exit status: 0 success, 1 bad arguments, 2 the trace cannot be read,\n"
+        "3 the output cannot be written.\n",
+        BT_VERSION_STRING);
 }
 
 /* --max-memory's value: a whole number of bytes with an optional K, M or G
@@ -188,9 +192,16 @@ static FILE *open_output(const char *out_path, char *tmp, size_t size)
     return f;
 }
 
+/* Whether name ends with suffix. */
+static int ends_with(const char *name, const char *suffix)
+{
+    size_t n = strlen(name), k = strlen(suffix);
+    return n >= k && strcmp(name + n - k, suffix) == 0;
+}
+
 static int cmd_chrome(int argc, char **argv)
 {
-    const char *path = NULL, *out_path = NULL;
+    const char *path = NULL, *out_path = NULL, *format = NULL;
     for (int i = 0; i < argc; i++) {
         int m = memory_option(argc, argv, &i, "chrome");
         if (m < 0)
@@ -199,6 +210,14 @@ static int cmd_chrome(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out_path = argv[++i];
+        } else if (!strcmp(argv[i], "--format") && i + 1 < argc) {
+            format = argv[++i];
+            if (strcmp(format, "json") != 0 && strcmp(format, "perfetto") != 0) {
+                fprintf(stderr,
+                        "boardtrace-report chrome: --format %s: expected json or perfetto\n",
+                        format);
+                return EXIT_USAGE;
+            }
         } else if (argv[i][0] == '-' || path) {
             fprintf(stderr, "boardtrace-report chrome: unexpected argument '%s'\n", argv[i]);
             return EXIT_USAGE;
@@ -223,9 +242,17 @@ static int cmd_chrome(int argc, char **argv)
                 strerror(errno));
         return EXIT_WRITE;
     }
+    /* Perfetto's own format for its file names, JSON otherwise. */
+    if (!format)
+        format =
+            out_path && (ends_with(out_path, ".perfetto-trace") || ends_with(out_path, ".pftrace"))
+                ? "perfetto"
+                : "json";
     char err[512] = "";
     uint64_t zones = 0;
-    int rc = btr_chrome_export(path, out, &zones, err, sizeof err);
+    int rc = strcmp(format, "perfetto") == 0
+                 ? btr_perfetto_export(path, out, &zones, err, sizeof err)
+                 : btr_chrome_export(path, out, &zones, err, sizeof err);
     int werr = ferror(out) != 0 || fflush(out) != 0;
     if (out != stdout) {
         if (!werr && tmp[0] && fsync(fileno(out)) != 0)
