@@ -44,7 +44,23 @@ static const char probe_script[] =
     /* Not the shell's read: it reads a byte at a time, and a sysctl file
      * answers a read past its start with end of file ("-1" read as "-"). */
     "grep -H . /proc/sys/net/ipv4/ip_local_port_range /proc/sys/kernel/perf_event_paranoid "
-    "2>/dev/null\n";
+    "2>/dev/null\n"
+    /* The board's own C library: the dynamic loader of its architecture (a
+     * glob, no process), and with one, glibc's version. */
+    "case ${u##* } in\n"
+    "riscv64) g='/lib/ld-linux-riscv64-*.so.1 /lib/ld-musl-riscv64.so.1' ;;\n"
+    "aarch64) g='/lib/ld-linux-aarch64.so.1 /lib/ld-musl-aarch64.so.1' ;;\n"
+    "x86_64) g='/lib64/ld-linux-x86-64.so.2 /lib/ld-musl-x86_64.so.1' ;;\n"
+    "arm*) g='/lib/ld-linux-armhf.so.3 /lib/ld-linux.so.3 /lib/ld-musl-armhf.so.1' ;;\n"
+    "i?86) g='/lib/ld-linux.so.2 /lib/ld-musl-i386.so.1' ;;\n"
+    "*) g= ;;\n"
+    "esac\n"
+    "for l in $g; do\n"
+    "  if [ -e \"$l\" ]; then\n"
+    "    printf 'loader %s\n' \"$l\"; getconf GNU_LIBC_VERSION 2>/dev/null | sed 's/^/libc /'\n"
+    "    break\n"
+    "  fi\n"
+    "done\n";
 
 void btd_board_parse(const char *text, struct btd_board *b)
 {
@@ -88,6 +104,10 @@ void btd_board_parse(const char *text, struct btd_board *b)
             b->maps_readable = atoi(val) == 1;
         else if (strcmp(line, "exe") == 0)
             b->exe_link = atoi(val) == 1;
+        else if (strcmp(line, "loader") == 0)
+            snprintf(b->loader, sizeof b->loader, "%s", val);
+        else if (strcmp(line, "libc") == 0)
+            snprintf(b->libc, sizeof b->libc, "%s", val);
         else if (strcmp(line, "paranoid") == 0)
             snprintf(b->perf_paranoid, sizeof b->perf_paranoid, "%s", val);
         else if (strcmp(line, "port") == 0) {

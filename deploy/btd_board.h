@@ -1,6 +1,7 @@
 /* What boardtrace learns about a board in one round trip: architecture,
  * `uname -a`, a private temporary folder, free space there, TCP ports in use,
- * and what tracing modes 3-4 need (/proc/self/exe, exec permission). */
+ * what tracing modes 3-4 need (/proc/self/exe, exec permission), and the
+ * board's own C library (its loader, glibc's version). */
 #ifndef BTD_BOARD_H
 #define BTD_BOARD_H
 
@@ -27,6 +28,8 @@ struct btd_board {
     bool exe_link;      /* /proc/self/exe resolves: the runtime reads its own symbols */
     int exec_ok;        /* -1 unknown, 0 folder is noexec, 1 can run files there */
     char perf_paranoid[16];
+    char loader[256];               /* the board's own dynamic loader, "" none */
+    char libc[64];                  /* "glibc 2.41" when the board says, else "" */
     int ports[BTD_BOARD_MAX_PORTS]; /* local TCP ports in use, any state */
     int nports;
     int ephemeral_lo, ephemeral_hi; /* ip_local_port_range, 0 0 if unknown */

@@ -78,6 +78,15 @@ int btd_cmd_check(const struct btd_options *o)
         status = status ? status : BTD_EXIT_BOARD;
     if (b->exec_ok == 0)
         status = BTD_EXIT_BOARD;
+    /* Dynamic programs run on the board's own libc when it has one; else
+     * run brings the loader and libraries from the toolchain's sysroot. */
+    if (b->loader[0])
+        line("C library", "%s, loader %s: dynamic programs use the board's own",
+             b->libc[0] ? b->libc : "unknown version", b->loader);
+    else
+        line("C library", "%s",
+             "none (no dynamic loader): static programs run as they are, dynamic ones with "
+             "the loader and libraries run brings");
     char ports[64];
     snprintf(ports, sizeof ports, "%d TCP ports in use (local and remote ends)", b->nports);
     line("network", "%s", ports);
