@@ -255,6 +255,8 @@ int btd_deploy_prepare(struct btd_deploy *d)
             status = BTD_EXIT_BOARD;
         }
     }
+    if (status == BTD_EXIT_OK)
+        status = btd_deploy_libc_check(d);
     if (status != BTD_EXIT_OK) {
         if (b->dir[0] && btd_board_remove_dir(&d->conn, b->dir, err, sizeof err) != 0)
             btd_warn("%s", err);

@@ -27,6 +27,83 @@ static void describe_missing(const struct btd_libs_check *chk, const char *inter
     }
 }
 
+/* A "GLIBC_2.38" or "glibc 2.38" version as 2 * 1000 + 38; 0 when it is
+ * none. */
+static int glibc_version(const char *s)
+{
+    const char *v = strncmp(s, "GLIBC_", 6) == 0   ? s + 6
+                    : strncmp(s, "glibc ", 6) == 0 ? s + 6
+                                                   : "";
+    int major, minor;
+    return sscanf(v, "%d.%d", &major, &minor) == 2 ? major * 1000 + minor : 0;
+}
+
+int btd_deploy_libc_check(struct btd_deploy *d)
+{
+    const struct btd_options *o = d->o;
+    int board = glibc_version(d->board.libc);
+    if (!board)
+        return BTD_EXIT_OK; /* no glibc of its own, or it did not say: checked after upload */
+    char err[1200];
+    struct btd_elf_dyn *dyn = malloc(sizeof *dyn);
+    if (!dyn) {
+        btd_error("out of memory");
+        return BTD_EXIT_LOCAL;
+    }
+    int status = BTD_EXIT_OK;
+    if (btd_elf_dyn_read(d->program.path, dyn, err, sizeof err) != 0) {
+        btd_error("program %s", err);
+        status = BTD_EXIT_LOCAL;
+        goto done;
+    }
+    int need = 0;
+    for (int i = 0; dyn->interp[0] && i < dyn->needs_count; i++)
+        if (strcmp(dyn->needs[i].file, "libc.so.6") == 0 &&
+            glibc_version(dyn->needs[i].version) > need)
+            need = glibc_version(dyn->needs[i].version);
+    if (need <= board)
+        goto done;
+    char needs[32], has[32];
+    snprintf(needs, sizeof needs, "%d.%d", need / 1000, need % 1000);
+    snprintf(has, sizeof has, "%d.%d", board / 1000, board % 1000);
+    if (o->no_bring_libs) {
+        btd_error("the program %s needs glibc %s (it asks libc.so.6 for GLIBC_%s: it was linked "
+                  "against a newer glibc) but %s has glibc %s; nothing was uploaded. Run it on a "
+                  "board with glibc %s or later, build it against the board's glibc, or let "
+                  "boardtrace bring a glibc %s or later from a sysroot (drop --no-bring-libs, "
+                  "--sysroot DIR)",
+                  d->program.path, needs, needs, d->conn.where, has, needs, needs);
+        status = BTD_EXIT_BOARD;
+        goto done;
+    }
+    /* The program can still run with a glibc brought from the sysroot, if
+     * the sysroot's is new enough: asked now, before anything travels. */
+    char sysroot[4096];
+    struct btd_libs *libs = malloc(sizeof *libs);
+    if (!libs) {
+        btd_error("out of memory");
+        status = BTD_EXIT_LOCAL;
+        goto done;
+    }
+    if (btd_libs_sysroot(d->program.arch, o->sysroot, sysroot, sizeof sysroot, err, sizeof err) !=
+            0 ||
+        btd_libs_resolve(d->program.path, dyn, sysroot, libs, err, sizeof err) != 0) {
+        btd_error("the program %s needs glibc %s (it asks libc.so.6 for GLIBC_%s: it was linked "
+                  "against a newer glibc) but %s has glibc %s, and no glibc %s can be brought: "
+                  "%s; nothing was uploaded. Run it on a board with glibc %s or later, build it "
+                  "against the board's glibc, or give --sysroot DIR with glibc %s or later",
+                  d->program.path, needs, needs, d->conn.where, has, needs, err, needs, needs);
+        status = BTD_EXIT_LOCAL;
+    } else {
+        btd_note("%s has glibc %s and the program needs %s: glibc comes from %s", d->conn.where,
+                 has, needs, sysroot);
+    }
+    free(libs);
+done:
+    free(dyn);
+    return status;
+}
+
 int btd_deploy_libs(struct btd_deploy *d)
 {
     const struct btd_options *o = d->o;

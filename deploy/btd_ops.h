@@ -69,6 +69,11 @@ int btd_deploy_connect(struct btd_deploy *d);
  * program (and capture); the supervisor verifies their SHA-256 on the board. */
 int btd_deploy_prepare(struct btd_deploy *d);
 
+/* Before the upload: a dynamically linked program that needs a newer glibc
+ * than the board has (from the probe) is refused, naming both versions,
+ * unless a new enough glibc can be brought from the sysroot. */
+int btd_deploy_libc_check(struct btd_deploy *d);
+
 /* For a dynamically linked program already uploaded: asks the board's loader
  * what it lacks and brings the loader and libraries from the sysroot (or,
  * with --no-bring-libs, refuses naming each missing piece). Called by
