@@ -6,7 +6,8 @@
 # packages compiled for the boards. Idempotent; says what it does.
 # With --system also what the full-system boards need (tools/board/system.sh):
 # qemu-system, the kernel build tools and source, and their kernels, built or
-# downloaded once into ~/.cache/boardtrace (tools/board/system/kernel.sh).
+# downloaded once into ~/.cache/boardtrace (tools/board/system/kernel.sh); and
+# the Debian boards' userlands (tools/board/debian.sh), cached there too.
 set -eu
 
 system=0
@@ -51,6 +52,7 @@ if [ "$system" = 1 ]; then
     packages="$packages
     qemu-system-misc qemu-system-arm opensbi
     linux-source-6.1 flex bison libssl-dev libelf-dev cpio
+    mmdebstrap
 "
 fi
 
@@ -96,6 +98,11 @@ if [ "$system" = 1 ]; then
     for arch in riscv64 aarch64; do
         k=$("$top/tools/board/system/kernel.sh" "$arch") || exit 1
         say "$arch kernel: $k ($(cat "$k/version"))"
+    done
+    # The Debian boards' userlands (riscv64 trixie, arm64 bookworm), built
+    # once from Debian's archive into the same cache.
+    for arch in riscv64 aarch64; do
+        "$top/tools/board/debian.sh" --arch "$arch" build || exit 1
     done
 fi
 say "ready"

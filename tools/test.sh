@@ -7,8 +7,8 @@
 # configure gets: tracing off); or the presets named as arguments.
 # After the set-up, the suites run inside tools/netguard.sh: a private network
 # namespace with only loopback, which lists any packet that tries to leave and
-# then fails the run. With host-riscv64, the tests on the full-system boards
-# (label system) come last. Exits non-zero if any step fails, after running all;
+# then fails the run. With host-riscv64, the tests on the Debian boards (label
+# debian) and on the full-system boards (label system) come last. Exits non-zero if any step fails, after running all;
 # the last lines name every suite that passed, failed or was not run (and why).
 set -u
 
@@ -21,7 +21,7 @@ if [ -z "${BT_NETGUARD:-}" ]; then
     # the machine can have it; without it their tests are skipped, saying so.
     export BT_SYSTEM_SKIP=
     if ! "$top/tools/setup.sh" --system; then
-        BT_SYSTEM_SKIP="tools/setup.sh --system failed (above): no qemu-system or no board kernels"
+        BT_SYSTEM_SKIP="tools/setup.sh --system failed (above): no qemu-system, board kernels or Debian userlands"
         "$top/tools/setup.sh" || exit 1
     fi
     exec "$top/tools/netguard.sh" "$0" "$@"
@@ -61,10 +61,28 @@ for p in $presets; do
     fi
 done
 
-# The full-system boards (label system), after the presets: the aarch64
-# board's programs come from the aarch64 preset's build.
+# The Debian boards (label debian) and the full-system boards (label
+# system), after the presets: the system aarch64 board's programs come from
+# the aarch64 preset's build.
 case " $presets " in
 *" host-riscv64 "*)
+    say "=== debian: tests on the Debian riscv64 and arm64 boards ==="
+    if [ -n "${BT_SYSTEM_SKIP:-}" ]; then
+        say "debian NOT RUN: $BT_SYSTEM_SKIP"
+        notrun="$notrun debian(no userlands)"
+    elif case " $failed " in *" host-riscv64 "*) true ;; *) false ;; esac; then
+        say "debian NOT RUN: its programs come from the host-riscv64 build, which failed"
+        notrun="$notrun debian(host-riscv64 failed)"
+    else
+        start=$(date +%s)
+        if ctest --preset debian; then
+            say "debian passed in $(($(date +%s) - start)) s"
+            passed="$passed debian"
+        else
+            say "debian FAILED"
+            failed="$failed debian"
+        fi
+    fi
     say "=== system: tests on the full-system riscv64 and aarch64 boards ==="
     if [ -n "${BT_SYSTEM_SKIP:-}" ]; then
         say "system NOT RUN: $BT_SYSTEM_SKIP"
