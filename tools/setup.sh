@@ -42,7 +42,7 @@ packages="
     qemu-user-static
     libssh-dev libzstd-dev liblz4-dev zlib1g-dev libcmocka-dev
     openssh-server openssh-client
-    dpkg-dev xz-utils bzip2 bc zstd lz4 python3
+    dpkg-dev xz-utils bzip2 bc zstd lz4 python3 python3-dev
     iproute2 tcpdump
 "
 

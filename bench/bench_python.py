@@ -1,0 +1,74 @@
+"""Whole-program Python profiling cost: a call-heavy script (recursion and
+methods) run plain, under `python3 -m cProfile`, and under
+`python3 -m boardtrace -o` (a full timeline into a capture), alternated;
+prints the wall time each adds and their ratio, and boardtrace's cost per
+call.
+
+Usage: bench_python.py PYTHONPATH CAPTURE [CALLS] [ROUNDS]"""
+
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+PYPATH, CAPTURE = sys.argv[1:3]
+CALLS = int(sys.argv[3]) if len(sys.argv) > 3 else 10_000_000
+ROUNDS = int(sys.argv[4]) if len(sys.argv) > 4 else 3
+
+SCRIPT = f"""
+class Node:
+    def __init__(self, v):
+        self.v = v
+    def value(self):
+        return self.v
+
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+def main(calls):
+    done = 0
+    node = Node(1)
+    while done < calls:
+        fib(20)            # 21891 calls
+        for _ in range(1000):
+            node.value()   # 1000 method calls
+        done += 21891 + 1000
+main({CALLS})
+"""
+
+
+def timed(args, env):
+    t = time.perf_counter()
+    subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def main():
+    work = tempfile.mkdtemp(prefix="bt-bench-python-")
+    script = os.path.join(work, "calls.py")
+    with open(script, "w") as f:
+        f.write(SCRIPT)
+    env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE)
+    py = sys.executable
+    runs = {"plain": [], "cProfile": [], "boardtrace": []}
+    for _ in range(ROUNDS):
+        runs["plain"].append(timed([py, script], env))
+        runs["cProfile"].append(
+            timed([py, "-m", "cProfile", "-o", os.path.join(work, "p.prof"), script], env))
+        runs["boardtrace"].append(
+            timed([py, "-m", "boardtrace", "-o", os.path.join(work, "t.tracy"), script], env))
+    med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    added_c = med["cProfile"] - med["plain"]
+    added_b = med["boardtrace"] - med["plain"]
+    print(f"calls per run: about {CALLS}, {ROUNDS} alternated rounds, medians")
+    for k in runs:
+        print(f"  {k:10s} {med[k]:.3f} s")
+    print(f"added wall: cProfile {added_c:.3f} s, boardtrace {added_b:.3f} s, "
+          f"ratio {added_b / added_c:.2f} (goal <= 1.0)")
+    print(f"boardtrace cost per call: {added_b / CALLS * 1e9:.0f} ns "
+          f"(cProfile {added_c / CALLS * 1e9:.0f} ns)")
+    print(f"trace: {os.path.getsize(os.path.join(work, 't.tracy'))} bytes")
+
+
+main()

@@ -1,0 +1,202 @@
+"""python3 -m boardtrace [-p] [-l] [-o TRACE.tracy] (SCRIPT | -m MODULE) [ARGS...]
+
+Runs a Python program with boardtrace's runtime, every Python call (and
+call into a C function) a Tracy zone, every thread named.
+
+  -o TRACE.tracy  capture into this file: boardtrace-capture runs beside the
+                  program on a free loopback port and the trace is complete
+                  when the program has ended. Without -o the program serves a
+                  Tracy GUI or capture on TRACY_PORT (default 8086), as any
+                  traced program does, and waits for one at exit
+                  (TRACY_NO_EXIT=1 is set).
+  -p              profile only between boardtrace.Profiler().enable() and
+                  .disable() (or `with boardtrace.Profiler():`)
+  -l              a zone per executed line too, inside profiled code (costly:
+                  several times slower than function zones alone)
+  -m MODULE       run a module, as python3 -m does
+
+The program's own exit status and output are kept. The capture is found
+through BOARDTRACE_CAPTURE, then beside this build, then on PATH.
+"""
+
+import os
+import runpy
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import traceback
+
+
+def usage(code, text=None):
+    out = sys.stderr if code else sys.stdout
+    if text:
+        print(f"boardtrace: {text}", file=out)
+    print(__doc__.strip().split("\n\n")[0], file=out)
+    if not code:
+        print("\n" + __doc__.strip().split("\n\n", 1)[1], file=out)
+    sys.exit(code)
+
+
+def parse(argv):
+    opts = {"partial": False, "lines": False, "output": None, "module": None}
+    i = 0
+    while i < len(argv):
+        a = argv[i]
+        if a in ("-h", "--help"):
+            usage(0)
+        elif a == "-p":
+            opts["partial"] = True
+        elif a == "-l":
+            opts["lines"] = True
+        elif a == "-o":
+            if i + 1 == len(argv):
+                usage(2, "-o needs a file name")
+            opts["output"] = argv[i + 1]
+            i += 1
+        elif a == "-m":
+            if i + 1 == len(argv):
+                usage(2, "-m needs a module name")
+            opts["module"] = argv[i + 1]
+            return opts, argv[i + 2 :]
+        elif a == "--":
+            i += 1
+            break
+        elif a.startswith("-"):
+            usage(2, f"unknown option {a}")
+        else:
+            break
+        i += 1
+    if i == len(argv):
+        usage(2, "a script or -m MODULE is required")
+    return opts, argv[i:]
+
+
+def find_capture():
+    given = os.environ.get("BOARDTRACE_CAPTURE")
+    if given:
+        return given
+    try:
+        from boardtrace import _paths
+
+        if os.access(_paths.CAPTURE, os.X_OK):
+            return _paths.CAPTURE
+    except ImportError:
+        pass
+    return shutil.which("boardtrace-capture")
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_capture(output):
+    capture = find_capture()
+    if not capture:
+        print(
+            "boardtrace: -o needs boardtrace-capture: set BOARDTRACE_CAPTURE, or put it on PATH",
+            file=sys.stderr,
+        )
+        sys.exit(2)
+    port = free_port()
+    # The runtime reads these when it starts, which is when _boardtrace loads.
+    os.environ.update(
+        TRACY_PORT=str(port),
+        TRACY_NO_EXIT="1",
+        TRACY_ONLY_LOCALHOST="1",
+        TRACY_NO_BROADCAST="1",
+    )
+    # Its own process group: a Ctrl-C meant for the program does not stop
+    # the capture before the program's last events arrive.
+    return subprocess.Popen(
+        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f"],
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+
+
+def main():
+    opts, args = parse(sys.argv[1:])
+    if opts["module"]:
+        import importlib.util
+
+        try:
+            found = importlib.util.find_spec(opts["module"])
+        except (ImportError, ValueError):
+            found = None
+        if not found:
+            print(f"boardtrace: no module named {opts['module']}", file=sys.stderr)
+            sys.exit(2)
+    elif not os.path.isfile(args[0]):
+        print(f"boardtrace: {args[0]}: no such file", file=sys.stderr)
+        sys.exit(2)
+    capture = start_capture(opts["output"]) if opts["output"] else None
+    if not capture:
+        os.environ.setdefault("TRACY_NO_EXIT", "1")
+
+    import boardtrace
+    from boardtrace import _boardtrace
+
+    _boardtrace.thread_name("MainThread")
+    if capture:
+        # The trace starts with the program: wait for the capture (events
+        # before it would wait in the runtime's buffer anyway).
+        deadline = time.monotonic() + 60
+        while not _boardtrace._connected():
+            if capture.poll() is not None:
+                print(f"boardtrace: the capture exited with status {capture.returncode} "
+                      "before it connected", file=sys.stderr)
+                sys.exit(10)
+            if time.monotonic() > deadline:
+                print("boardtrace: the capture did not connect within 60 s", file=sys.stderr)
+                capture.terminate()
+                sys.exit(10)
+            time.sleep(0.01)
+    status = 0
+    try:
+        if not opts["partial"]:
+            boardtrace.enable(opts["lines"])
+        if opts["module"]:
+            sys.argv = [opts["module"]] + args
+            runpy.run_module(opts["module"], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = args
+            sys.path.insert(0, os.path.dirname(os.path.abspath(args[0])))
+            runpy.run_path(args[0], run_name="__main__")
+    except SystemExit as e:
+        code = e.code
+        if code is None:
+            status = 0
+        elif isinstance(code, int):
+            status = code
+        else:
+            print(code, file=sys.stderr)
+            status = 1
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        status = 128 + signal.SIGINT
+    except BaseException:
+        traceback.print_exc()
+        status = 1
+    finally:
+        boardtrace.disable()
+    sys.stdout.flush()
+    # Everything the program emitted reaches the capture, which then writes
+    # the file; only then is the trace complete.
+    _boardtrace._finish()
+    if capture:
+        rc = capture.wait()
+        if rc != 0:
+            print(f"boardtrace: the capture exited with status {rc}", file=sys.stderr)
+            status = status or 10
+        else:
+            print(f"boardtrace: trace written to {opts['output']}", file=sys.stderr)
+    sys.exit(status)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,365 @@
+"""python3 -m boardtrace and tracy_client, run for real: the interpreter
+profiles a script, boardtrace-capture writes the trace, and
+boardtrace-report reads it back. Exact zone counts per function and thread.
+
+Usage: test_python.py PYTHONPATH CAPTURE REPORT"""
+
+import collections
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import unittest
+
+PYPATH, CAPTURE, REPORT = sys.argv[1:4]
+del sys.argv[1:4]
+WORK = tempfile.mkdtemp(prefix="bt-python-")
+
+PROGRAM = textwrap.dedent(
+    """
+    import sys, threading
+
+    def fib(n):
+        return n if n < 2 else fib(n - 1) + fib(n - 2)
+
+    class Shape:
+        def area(self, x):
+            return sorted([3, 1, 2])[0] + x
+
+    def gen():
+        for i in range(3):
+            yield i
+
+    def raiser():
+        raise ValueError("caught two frames up")
+
+    def middle():
+        raiser()
+
+    def catcher():
+        try:
+            middle()
+        except ValueError:
+            pass
+
+    def work():
+        fib(5)
+
+    t = threading.Thread(target=work, name="worker-1")
+    t.start()
+    t.join()
+    fib(10)
+    s = Shape()
+    for i in range(4):
+        s.area(i)
+    list(gen())
+    catcher()
+    print("program output")
+    sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    """
+)
+
+
+def write(name, text):
+    path = os.path.join(WORK, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def run(*args, timeout=300):
+    env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE)
+    return subprocess.run(
+        [sys.executable, "-m", "boardtrace", *args],
+        env=env,
+        cwd=WORK,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def zones(trace):
+    """(thread name, zone name) -> count, from the Chrome JSON export."""
+    out = trace + ".json"
+    subprocess.run([REPORT, "chrome", "-o", out, trace], check=True, capture_output=True)
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    names = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+    counts = collections.Counter()
+    for e in events:
+        if e.get("ph") == "X" and e["tid"] in names:
+            counts[(names[e["tid"]], e["name"])] += 1
+    return counts
+
+
+def stats(trace):
+    """(name, line) -> count, from the CSV statistics."""
+    out = subprocess.run(
+        [REPORT, "stats", "--csv", trace], check=True, capture_output=True, text=True
+    ).stdout
+    counts = {}
+    for row in out.splitlines()[1:]:
+        f = row.split(",")
+        counts[(f[0], int(f[2]))] = int(f[5])
+    return counts
+
+
+class WholeProgram(unittest.TestCase):
+    def test_every_call_is_a_zone_on_its_thread(self):
+        script = write("program.py", PROGRAM)
+        trace = os.path.join(WORK, "whole.tracy")
+        r = run("-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertIn("program output", r.stdout)
+        z = zones(trace)
+        self.assertEqual(z[("MainThread", "fib")], 177)
+        self.assertEqual(z[("worker-1", "fib")], 15)
+        self.assertEqual(z[("worker-1", "work")], 1)
+        self.assertEqual(z[("MainThread", "Shape.area")], 4)
+        self.assertEqual(z[("MainThread", "builtins.sorted")], 4)
+        # A generator's zone per resumption: 3 yields and the end.
+        self.assertEqual(z[("MainThread", "gen")], 4)
+        for f in ("raiser", "middle", "catcher"):
+            self.assertEqual(z[("MainThread", f)], 1, f)
+
+    def test_the_programs_exit_status_is_kept(self):
+        script = write("program.py", PROGRAM)
+        trace = os.path.join(WORK, "status.tracy")
+        r = run("-o", trace, script, "3")
+        self.assertEqual(r.returncode, 3, r.stderr)
+        self.assertEqual(zones(trace)[("MainThread", "fib")], 177)
+
+
+class Partial(unittest.TestCase):
+    def test_only_between_enable_and_disable(self):
+        script = write(
+            "partial.py",
+            textwrap.dedent(
+                """
+                import boardtrace
+
+                def inside(): pass
+                def outside(): pass
+
+                outside()
+                p = boardtrace.Profiler()
+                p.enable()
+                for _ in range(5):
+                    inside()
+                p.disable()
+                outside()
+                with boardtrace.Profiler():
+                    inside()
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "partial.tracy")
+        r = run("-p", "-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        z = zones(trace)
+        self.assertEqual(z[("MainThread", "inside")], 6)
+        self.assertEqual(z[("MainThread", "outside")], 0)
+
+
+class Lines(unittest.TestCase):
+    def test_a_zone_per_executed_line(self):
+        script = write(
+            "lines.py",
+            textwrap.dedent(
+                """
+                def loop():
+                    total = 0
+                    for i in range(3):
+                        total += i
+                    return total
+
+                loop()
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "lines.tracy")
+        r = run("-l", "-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = stats(trace)
+        self.assertEqual(s[("loop", 2)], 1)  # the function
+        self.assertEqual(s[("loop", 3)], 1)  # total = 0
+        self.assertEqual(s[("loop", 4)], 4)  # the for line: 3 turns and the end
+        self.assertEqual(s[("loop", 5)], 3)  # the body
+        self.assertEqual(s[("loop", 6)], 1)  # return
+
+
+class BadInput(unittest.TestCase):
+    def test_a_script_that_raises_exits_1_with_its_traceback_and_the_trace_kept(self):
+        script = write("raises.py", "def f():\n    raise RuntimeError('boom')\nf()\n")
+        trace = os.path.join(WORK, "raises.tracy")
+        r = run("-o", trace, script)
+        self.assertEqual(r.returncode, 1)
+        self.assertIn("RuntimeError: boom", r.stderr)
+        self.assertIn("Traceback", r.stderr)
+        self.assertEqual(zones(trace)[("MainThread", "f")], 1)
+
+    def test_a_missing_script_or_module_is_named(self):
+        r = run(os.path.join(WORK, "nothing-here.py"))
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("nothing-here.py: no such file", r.stderr)
+        r = run("-m", "no_such_module_here")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("no module named no_such_module_here", r.stderr)
+        r = run("-x")
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("unknown option -x", r.stderr)
+
+    def test_ctrl_c_ends_the_program_as_python_would_and_keeps_the_trace(self):
+        script = write(
+            "forever.py",
+            "import sys, time\ndef tick():\n    time.sleep(0.01)\n"
+            "tick()\nprint('ready', flush=True)\nwhile True:\n    tick()\n",
+        )
+        trace = os.path.join(WORK, "interrupted.tracy")
+        env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE)
+        p = subprocess.Popen(
+            [sys.executable, "-m", "boardtrace", "-o", trace, script],
+            env=env, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.stdout.readline(), "ready\n")
+        p.send_signal(2)
+        out, err = p.communicate(timeout=300)
+        self.assertEqual(p.returncode, 130, err)
+        self.assertIn("KeyboardInterrupt", err)
+        self.assertGreaterEqual(zones(trace)[("MainThread", "tick")], 1)
+
+    def test_a_module_runs_with_m(self):
+        write("mymod.py", "def hello():\n    return 1\nhello()\nhello()\n")
+        trace = os.path.join(WORK, "module.tracy")
+        env_path = WORK
+        r = subprocess.run(
+            [sys.executable, "-m", "boardtrace", "-o", trace, "-m", "mymod"],
+            env=dict(os.environ, PYTHONPATH=PYPATH + ":" + env_path, BOARDTRACE_CAPTURE=CAPTURE),
+            cwd=WORK, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(zones(trace)[("MainThread", "hello")], 2)
+
+
+class Signposts(unittest.TestCase):
+    def test_a_signpost_is_a_message_and_a_frame(self):
+        script = write(
+            "signposts.py",
+            textwrap.dedent(
+                """
+                import boardtrace, time
+
+                def slow():
+                    time.sleep(0.02)
+
+                boardtrace.signpost("start")
+                slow()
+                slow()
+                boardtrace.signpost("phase", "two, with a comma")
+                boardtrace.signpost("end")
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "signposts.tracy")
+        r = run("-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        out = trace + ".json"
+        subprocess.run([REPORT, "chrome", "-o", out, trace], check=True, capture_output=True)
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        texts = [e["name"] for e in events if e.get("ph") == "i"]
+        for t in ("start", "phase: two, with a comma", "end"):
+            self.assertIn(t, texts)
+        tracks = {e["tid"]: e["args"]["name"] for e in events if e.get("name") == "thread_name"}
+        frames = [e for e in events if e.get("name") == "frame"
+                  and tracks.get(e["tid"]) == "Frames: signposts"]
+        self.assertEqual(len(frames), 2)  # from each signpost to the next
+        # The report: a row each, what took the time in between.
+        rows = subprocess.run([REPORT, "signposts", trace], check=True, capture_output=True,
+                              text=True).stdout.splitlines()
+        self.assertEqual(rows[0], "time_ns,header,message,since_previous_ns,top_zones")
+        self.assertEqual(len(rows), 4)
+        self.assertRegex(rows[1], r"^[0-9]+,start,,,slow [0-9]+; time.sleep [0-9]+")
+        self.assertRegex(rows[2], r'^[0-9]+,phase,"two, with a comma",[0-9]+,')
+        since = int(rows[2].split(",")[4])
+        self.assertGreaterEqual(since, 40_000_000)  # two sleeps of 20 ms
+        self.assertRegex(rows[3], r"^[0-9]+,end,,[0-9]+,")
+
+
+class TracyClient(unittest.TestCase):
+    def test_upstreams_api_runs_unchanged(self):
+        script = write(
+            "client.py",
+            textwrap.dedent(
+                """
+                import threading
+                import tracy_client as tracy
+
+                assert tracy.is_enabled()
+
+                def worker():
+                    tracy.thread_name("client-worker")
+                    with tracy.ScopedZone(name="in-worker"):
+                        pass
+
+                t = threading.Thread(target=worker)
+                t.start()
+                t.join()
+                assert tracy.app_info("app info line")
+                assert tracy.message("plain")
+                assert tracy.message("colored", 0xFF0000)
+                assert tracy.program_name("client")
+                pid = tracy.plot_config("client-plot", tracy.PlotFormatType.Number)
+                for v in (1, 2.5, 3):
+                    assert tracy.plot(pid, v)
+                tracy.frame_mark()
+                fid = tracy.frame_mark_start("client-frame")
+                assert tracy.frame_mark_end(fid)
+                assert tracy.frame_image(bytes(4 * 4 * 4), 4, 4)
+                assert not tracy.frame_image(bytes(16), 2, 2)
+                pool = tracy.alloc(1000, 64, name="client-pool")
+                tracy.free(1000, id=pool)
+
+                with tracy.ScopedZone(name="scoped", color=tracy.ColorType.Red) as z:
+                    z.text("text")
+                    z.color(tracy.Blue)
+                    assert z.is_active
+
+                @tracy.ScopedZoneDecorator(name="decorated")
+                def decorated(n):
+                    return decorated(n - 1) if n else 0
+
+                decorated(2)
+                with tracy.ScopedFrame("scoped-frame"):
+                    pass
+
+                @tracy.ScopedFrameDecorator("decorated-frame")
+                def framed():
+                    pass
+
+                framed()
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "client.tracy")
+        r = run("-p", "-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        z = zones(trace)
+        self.assertEqual(z[("client-worker", "in-worker")], 1)
+        self.assertEqual(z[("MainThread", "scoped")], 1)
+        self.assertEqual(z[("MainThread", "decorated")], 3)
+        out = trace + ".json"
+        with open(out) as f:
+            events = json.load(f)["traceEvents"]
+        texts = [e["name"] for e in events if e.get("ph") == "i"]
+        self.assertIn("plain", texts)
+        self.assertIn("colored", texts)
+        points = [e for e in events if e.get("ph") == "C" and e.get("name") == "client-plot"]
+        self.assertEqual([p["args"]["value"] for p in points], [1, 2.5, 3])
+        s = subprocess.run([REPORT, "stats", trace], check=True, capture_output=True, text=True)
+        self.assertEqual(s.returncode, 0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
