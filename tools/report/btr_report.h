@@ -55,6 +55,11 @@ int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char
 int btr_perfetto_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                         size_t errlen);
 
+/* Lists the signposts (boardtrace.signpost) as CSV: time, header,
+ * message, time since the previous one, and the zones that took the most
+ * time until the next (btr_signposts.c). */
+int btr_signposts_print(const char *path, FILE *out, char *err, size_t errlen);
+
 /* Writes s as a JSON string: quotes, backslashes and control bytes escaped,
  * bytes that are not well-formed UTF-8 replaced by U+FFFD. */
 void btr_json_string(FILE *out, const char *s);

@@ -29,6 +29,7 @@ static void usage(FILE *to)
         "                                TRACE.tracy\n"
         "       boardtrace-report symbolize [-o OUT.tracy] TRACE.tracy BINARY...\n"
         "       boardtrace-report frames TRACE.tracy\n"
+        "       boardtrace-report signposts TRACE.tracy\n"
         "\n"
         "  stats    zone statistics per source location: name, file, line, count, total,\n"
         "           mean, min and max ns; an aligned table, or with --csv the columns\n"
@@ -45,6 +46,9 @@ static void usage(FILE *to)
         "           (matched by build-id): function, source file and line; rewrites\n"
         "           TRACE in place (replaced once complete) or into -o OUT\n"
         "  frames   the callstack frames of the trace: address, function, file:line\n"
+        "  signposts  the signposts of a Python program (boardtrace.signpost) as CSV:\n"
+        "           time_ns,header,message,since_previous_ns,top_zones (the zones that\n"
+        "           took most time until the next signpost)\n"
         "\n"
         "  --max-memory SIZE  what the report may hold of the trace's strings and\n"
         "           tables (zones stream through), e.g. 512M, 2G (default 1G); a\n"
@@ -332,6 +336,24 @@ static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
     }
 }
 
+static int cmd_signposts(int argc, char **argv)
+{
+    if (argc != 1) {
+        fprintf(stderr, "boardtrace-report signposts: expected one trace file\n");
+        return EXIT_USAGE;
+    }
+    char err[512] = "";
+    if (btr_signposts_print(argv[0], stdout, err, sizeof err) < 0) {
+        read_failed(argv[0], err);
+        return EXIT_READ;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "boardtrace-report: cannot write stdout\n");
+        return EXIT_WRITE;
+    }
+    return EXIT_OK;
+}
+
 static int cmd_frames(int argc, char **argv)
 {
     if (argc != 1 || argv[0][0] == '-') {
@@ -369,9 +391,11 @@ int main(int argc, char **argv)
         return cmd_symbolize(argc - 2, argv + 2);
     if (!strcmp(argv[1], "frames"))
         return cmd_frames(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "signposts"))
+        return cmd_signposts(argc - 2, argv + 2);
     fprintf(stderr,
-            "boardtrace-report: unknown command '%s' (expected stats, chrome, symbolize or "
-            "frames)\n",
+            "boardtrace-report: unknown command '%s' (expected stats, chrome, symbolize, "
+            "frames or signposts)\n",
             argv[1]);
     return EXIT_USAGE;
 }
