@@ -424,7 +424,9 @@ static void every_tracy_c_api_macro_emits_its_event(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
-/* A C++ program written for upstream's tracy/Tracy.hpp (bt_traced_cpp.cpp). */
+/* A C++ program written for upstream's tracy/Tracy.hpp (bt_traced_cpp.cpp).
+ * The server changes each parameter the program sets up, as a user in the
+ * GUI would; the program's callback prints the change. */
 static void every_tracy_cpp_macro_emits_its_event(void **state)
 {
     (void)state;
@@ -432,8 +434,41 @@ static void every_tracy_cpp_macro_emits_its_event(void **state)
         skip();
     const char *args[] = {NULL};
     struct bt_test_server s;
-    struct child c = traced_capture(cpp_path, args, NULL, &s);
-    assert_int_equal(s.zones_total, 23);
+    uint16_t port = free_port();
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(cpp_path, args, env);
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    s.change_params = 1;
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    int rc = bt_ts_run(&s, 60000);
+    if (rc != 0)
+        fprintf(stderr, "test server: %s\n", s.error);
+    assert_int_equal(rc, 0);
+    /* thread group hint: after the name of the thread named with one only */
+    assert_int_equal(s.thread_group_hints, 1);
+    assert_int_equal(bt_ts_thread_hint(&s, "cpp-worker"), 3);
+    assert_int_equal(bt_ts_thread_hint(&s, "cpp-main"), 0);
+    /* sections: a category named, two entered and left, texts formatted */
+    assert_int_equal(s.section_setups, 1);
+    assert_int_equal(s.section_enters, 2);
+    assert_int_equal(s.section_leaves, 2);
+    assert_true(bt_ts_saw_text(&s, "cpp-category 1"));
+    assert_true(bt_ts_saw_text(&s, "cpp-section outer"));
+    assert_true(bt_ts_saw_text(&s, "cpp-section 2"));
+    /* a parameter set up, named, changed to 7 by the server */
+    assert_int_equal(s.param_setups, 1);
+    assert_true(bt_ts_saw_text(&s, "cpp-param"));
+    char line[256];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+    assert_string_equal(line, "parameter 4 = 7 (cpp)");
+    /* a source file that is nowhere on disk comes from the source callback */
+    if (s.flags & BT_WELCOME_FLAG_CODE_TRANSFER) {
+        assert_int_equal(s.source_virtual, 1);
+        assert_true(bt_ts_saw_text(&s, "cpp virtual source\n"));
+    }
+    assert_int_equal(s.source_mismatches, 0);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_virtual"), 1);
+    assert_int_equal(s.zones_total, 24);
     assert_int_equal(bt_ts_zones_named(&s, "zones"), 10); /* unnamed: by function */
     assert_int_equal(bt_ts_zones_named(&s, "cpp_n"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "cpp_ncs"), 1);
