@@ -683,9 +683,11 @@ static int no_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
 /* A program that names a thread with a group hint (Tracy.hpp's
  * tracy::SetThreadNameWithHint; bt_traced_cpp's worker, hint 3) is captured
  * with the hint in that thread's record of the file, where the GUI reads it;
- * a thread named without one has hint 0. CPP is "-" without a C++ compiler
+ * a thread named without one has hint 0. Its sections (one in category 0,
+ * one in category 1, which it names) are in the file's section tables, with
+ * an entry for each category used. CPP is "-" without a C++ compiler
  * or with tracing compiled out. */
-static void a_thread_group_hint_is_kept_in_the_file(void **state)
+static void thread_group_hints_and_sections_are_kept_in_the_file(void **state)
 {
     (void)state;
     if (strcmp(cpp_bin, "-") == 0)
@@ -722,6 +724,8 @@ static void a_thread_group_hint_is_kept_in_the_file(void **state)
     }
     assert_int_equal(worker, 1);
     assert_int_equal(main_thread, 1);
+    assert_int_equal(t.sections, 2);
+    assert_int_equal(t.section_categories, 2);
     btc_trace_free(&t);
 }
 
@@ -1053,7 +1057,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(client_already_served_exits_2),
         cmocka_unit_test(protocol_mismatch_exits_1),
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
-        cmocka_unit_test(a_thread_group_hint_is_kept_in_the_file),
+        cmocka_unit_test(thread_group_hints_and_sections_are_kept_in_the_file),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
         cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(killed_capture_is_recovered_from_its_journal),
