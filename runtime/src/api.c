@@ -5,6 +5,7 @@
  * memory policy: wait for the worker when a capture is (or will be) there,
  * else drop and count. */
 #define _GNU_SOURCE
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -519,7 +520,73 @@ void bt_plot_config(const char *name, enum bt_plot_format format, int step, int 
     emit_record(t, BT_REC_PLOT_CONFIG, 0, b, payload, 16, NULL, 0, zone_keep(t), CALLER);
 }
 
+/* Section ids: 0 stands for "not traced", so they start at 1. */
+static _Atomic uint32_t section_next = 1;
+
+uint32_t bt_section_enter(uint16_t category, const char *text, size_t len)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return 0;
+    if (len > payload_max() - 8)
+        len = payload_max() - 8;
+    uint32_t id = atomic_fetch_add_explicit(&section_next, 1, memory_order_relaxed);
+    if (id == 0) /* after 2^32 sections */
+        id = atomic_fetch_add_explicit(&section_next, 1, memory_order_relaxed);
+    uint64_t id64 = id;
+    if (!emit_record(t, BT_REC_SECTION_ENTER, 0, category, &id64, 8, text, len, zone_keep(t),
+                     CALLER))
+        return 0;
+    return id;
+}
+
+void bt_section_leave(uint32_t id)
+{
+    struct bt_thread *t = thread_current();
+    if (!t || id == 0)
+        return;
+    emit_record(t, BT_REC_SECTION_LEAVE, 0, id, NULL, 0, NULL, 0, zone_keep(t), CALLER);
+}
+
+void bt_section_setup(uint16_t category, const char *text, size_t len)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    if (len > payload_max())
+        len = payload_max();
+    emit_record(t, BT_REC_SECTION_SETUP, 0, category, text, len, NULL, 0, zone_keep(t), CALLER);
+}
+
+void bt_param_setup(uint32_t idx, const char *name, uint8_t type, int32_t value)
+{
+    struct bt_thread *t = thread_current();
+    if (!t)
+        return;
+    uint64_t payload[2] = {(uint64_t)(uintptr_t)name, type | (uint64_t)(uint32_t)value << 32};
+    emit_record(t, BT_REC_PARAM_SETUP, 0, idx, payload, 16, NULL, 0, zone_keep(t), CALLER);
+}
+
+int bt_thread_get_name(uint32_t tid, char *buf, size_t size)
+{
+    int found = 0;
+    pthread_mutex_lock(&bt_rt.mutex);
+    for (struct bt_thread_name *n = bt_rt.names; n && !found; n = n->next)
+        if (n->tid == tid) {
+            if (size)
+                snprintf(buf, size, "%s", n->name);
+            found = 1;
+        }
+    pthread_mutex_unlock(&bt_rt.mutex);
+    return found;
+}
+
 void bt_thread_set_name(const char *name)
+{
+    bt_thread_set_name_hint(name, 0);
+}
+
+void bt_thread_set_name_hint(const char *name, int32_t group_hint)
 {
     struct bt_thread *t = thread_current();
     if (!t || !name)
@@ -538,8 +605,10 @@ void bt_thread_set_name(const char *name)
     if (n) {
         free(n->name);
         n->name = copy;
+        n->group_hint = group_hint;
     } else if ((n = malloc(sizeof(*n))) != NULL) {
         n->tid = t->tid;
+        n->group_hint = group_hint;
         n->name = copy;
         n->next = bt_rt.names;
         bt_rt.names = n;

@@ -12,6 +12,7 @@
 
 #include "boardtrace/wire.h"
 #include "callstack.h"
+#include "hooks.h"
 
 #define COPY_CHUNK 4096u
 
@@ -227,6 +228,8 @@ void bt_code_source_code(struct bt_code *c, struct bt_encoder *e, uint32_t id)
     if (c->data) {
         c->data[c->data_size - 1] = 0; /* the size counts the NUL */
         text = read_source(c, c->data, &len);
+        if (!text && c->enabled) /* as upstream: the program's callback, after the file */
+            text = bt_hooks_source(c->data, &len);
     }
     if (text)
         bt_enc_keyed(e, BT_EV_SOURCE_CODE, id, text, len);

@@ -631,3 +631,43 @@ void bt_enc_ack_source_code_not_available(struct bt_encoder *e, uint32_t id)
     p[0] = BT_EV_ACK_SOURCE_CODE_NOT_AVAILABLE;
     bt_wire_put_u32(p + 1, id);
 }
+
+void bt_enc_section_enter(struct bt_encoder *e, int64_t time, uint32_t id, uint16_t category,
+                          const char *text, size_t len)
+{
+    bt_enc_staged_string(e, 0, text, len);
+    int64_t d = thread_delta(e, time);
+    uint8_t *p = bt_encoder_reserve(e, 15);
+    p[0] = BT_EV_SECTION_ENTER;
+    bt_wire_put_u64(p + 1, (uint64_t)d);
+    bt_wire_put_u32(p + 9, id);
+    bt_wire_put_u16(p + 13, category);
+}
+
+void bt_enc_section_leave(struct bt_encoder *e, int64_t time, uint32_t id)
+{
+    int64_t d = thread_delta(e, time);
+    uint8_t *p = bt_encoder_reserve(e, 13);
+    p[0] = BT_EV_SECTION_LEAVE;
+    bt_wire_put_u64(p + 1, (uint64_t)d);
+    bt_wire_put_u32(p + 9, id);
+}
+
+void bt_enc_section_setup(struct bt_encoder *e, uint16_t category, const char *text, size_t len)
+{
+    bt_enc_staged_string(e, 0, text, len);
+    uint8_t *p = bt_encoder_reserve(e, 3);
+    p[0] = BT_EV_SECTION_SETUP;
+    bt_wire_put_u16(p + 1, category);
+}
+
+void bt_enc_param_setup(struct bt_encoder *e, uint32_t idx, uint64_t name, uint8_t type,
+                        int32_t value)
+{
+    uint8_t *p = bt_encoder_reserve(e, 18);
+    p[0] = BT_EV_PARAM_SETUP;
+    bt_wire_put_u32(p + 1, idx);
+    bt_wire_put_u64(p + 5, name);
+    p[13] = type;
+    bt_wire_put_u32(p + 14, (uint32_t)value);
+}

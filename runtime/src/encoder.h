@@ -136,6 +136,18 @@ void bt_enc_hw_sample(struct bt_encoder *e, uint8_t type, uint64_t ip, int64_t t
 void bt_enc_cpu_topology(struct bt_encoder *e, uint32_t package, uint32_t die, uint32_t core,
                          uint32_t thread);
 void bt_enc_tid_to_pid(struct bt_encoder *e, uint64_t tid, uint64_t pid);
+/* Right after the ThreadName answer of a thread that has a group hint. */
+void bt_enc_thread_group_hint(struct bt_encoder *e, uint32_t tid, int32_t group_hint);
+
+/* Sections: after bt_enc_thread_context (enter and leave are on the thread
+ * time chain). */
+void bt_enc_section_enter(struct bt_encoder *e, int64_t time, uint32_t id, uint16_t category,
+                          const char *text, size_t len);
+void bt_enc_section_leave(struct bt_encoder *e, int64_t time, uint32_t id);
+void bt_enc_section_setup(struct bt_encoder *e, uint16_t category, const char *text, size_t len);
+/* A parameter the GUI may change (name: a string key). */
+void bt_enc_param_setup(struct bt_encoder *e, uint32_t idx, uint64_t name, uint8_t type,
+                        int32_t value);
 
 /* Fibers: after bt_enc_thread_context (thread time chain). */
 void bt_enc_fiber_enter(struct bt_encoder *e, int64_t time, uint64_t fiber, uint32_t thread,

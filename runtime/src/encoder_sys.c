@@ -82,3 +82,11 @@ void bt_enc_tid_to_pid(struct bt_encoder *e, uint64_t tid, uint64_t pid)
     bt_wire_put_u64(p + 1, tid);
     bt_wire_put_u64(p + 9, pid);
 }
+
+void bt_enc_thread_group_hint(struct bt_encoder *e, uint32_t tid, int32_t group_hint)
+{
+    uint8_t *p = bt_encoder_reserve(e, 9);
+    p[0] = BT_EV_THREAD_GROUP_HINT;
+    bt_wire_put_u32(p + 1, tid);
+    bt_wire_put_u32(p + 5, (uint32_t)group_hint);
+}

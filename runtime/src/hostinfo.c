@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,12 +19,38 @@
 #endif
 
 #include <boardtrace/config.h>
+#include <boardtrace/trace.h>
 
 #include "boardtrace/wire.h"
 
 void bt_host_program_name(char *buf, size_t size)
 {
     snprintf(buf, size, "%s", program_invocation_short_name);
+}
+
+static pthread_mutex_t program_name_mutex = PTHREAD_MUTEX_INITIALIZER;
+static char *program_name; /* bt_program_set_name's copy, NULL: none */
+
+void bt_program_set_name(const char *name)
+{
+    char *copy = name ? strdup(name) : NULL;
+    if (name && !copy)
+        return;
+    pthread_mutex_lock(&program_name_mutex);
+    char *old = program_name;
+    program_name = copy;
+    pthread_mutex_unlock(&program_name_mutex);
+    free(old);
+}
+
+void bt_host_broadcast_name(char *buf, size_t size)
+{
+    pthread_mutex_lock(&program_name_mutex);
+    if (program_name)
+        snprintf(buf, size, "%s", program_name);
+    else
+        bt_host_program_name(buf, size);
+    pthread_mutex_unlock(&program_name_mutex);
 }
 
 uint64_t bt_host_exec_time(void)

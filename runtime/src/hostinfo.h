@@ -7,6 +7,9 @@
 #include <stdint.h>
 
 void bt_host_program_name(char *buf, size_t size);
+/* The name the discovery broadcast announces: bt_program_set_name's, else
+ * the process name. */
+void bt_host_broadcast_name(char *buf, size_t size);
 uint64_t bt_host_exec_time(void);
 uint8_t bt_host_cpu_arch(void);
 /* x86 CPUID vendor (12 bytes, not terminated) and signature; zeros elsewhere. */

@@ -31,6 +31,10 @@ enum bt_rec_kind {
     BT_REC_APP_INFO,       /* payload: len bytes */
     BT_REC_PLOT,           /* b: wire type; payload: name, value bits */
     BT_REC_PLOT_CONFIG,    /* b: format | step << 8 | fill << 16; payload: name, color */
+    BT_REC_SECTION_ENTER,  /* b: category; payload: u64 id, then len - 8 text bytes */
+    BT_REC_SECTION_LEAVE,  /* b: id */
+    BT_REC_SECTION_SETUP,  /* b: category; payload: text */
+    BT_REC_PARAM_SETUP,    /* b: idx; payload: name, type | (u32)value << 32 */
 };
 
 struct bt_rec {
@@ -140,6 +144,7 @@ struct bt_lock {
 /* A thread name set through the API, kept after the thread ends. */
 struct bt_thread_name {
     uint32_t tid;
+    int32_t group_hint; /* the GUI's thread group, 0 none (sent after the name) */
     char *name;
     struct bt_thread_name *next;
 };

@@ -20,6 +20,7 @@
 #include "frame_image.h"
 #include "gpu.h"
 #include "env.h"
+#include "hooks.h"
 #include "hostinfo.h"
 #include "net.h"
 #include "runtime.h"
@@ -138,13 +139,19 @@ static int session_write(void *ctx, const void *data, size_t len)
     return bt_net_write_all(s->fd, data, len);
 }
 
-static void thread_name(uint32_t tid, char *buf, size_t size)
+/* The name of one of our threads, and its group hint if it was named with one
+ * (group_hint may be NULL). */
+static void thread_name(uint32_t tid, char *buf, size_t size, int32_t *group_hint)
 {
     int found = 0;
+    if (group_hint)
+        *group_hint = 0;
     pthread_mutex_lock(&bt_rt.mutex);
     for (struct bt_thread_name *n = bt_rt.names; n; n = n->next)
         if (n->tid == tid) {
             snprintf(buf, size, "%s", n->name);
+            if (group_hint)
+                *group_hint = n->group_hint;
             found = 1;
             break;
         }
@@ -184,7 +191,7 @@ static void answer_external_name(struct session *s, uint32_t tid)
     uint32_t pid;
     bt_systrace_external_name(tid, name, sizeof name, process, sizeof process, &pid);
     if (pid == bt_rt.pid) {
-        thread_name(tid, name, sizeof name);
+        thread_name(tid, name, sizeof name, NULL);
         bt_host_program_name(process, sizeof process);
     }
     if (pid)
@@ -205,10 +212,14 @@ static void answer_query(struct session *s, const uint8_t *q)
     case BT_QUERY_STRING:
         answer_string(s, BT_EV_STRING_DATA, ptr);
         break;
-    case BT_QUERY_THREAD_STRING:
-        thread_name((uint32_t)ptr, name, sizeof(name));
+    case BT_QUERY_THREAD_STRING: {
+        int32_t group_hint;
+        thread_name((uint32_t)ptr, name, sizeof(name), &group_hint);
         bt_enc_keyed(e, BT_EV_THREAD_NAME, ptr, name, strlen(name));
+        if (group_hint != 0)
+            bt_enc_thread_group_hint(e, (uint32_t)ptr, group_hint);
         break;
+    }
     case BT_QUERY_SOURCE_LOCATION: {
         /* keys are the addresses of static struct bt_srcloc objects; even an
          * unknown one gets an answer, as answers are matched in order */
@@ -259,7 +270,11 @@ static void answer_query(struct session *s, const uint8_t *q)
     case BT_QUERY_DATA_TRANSFER_PART:
         bt_code_data_part(&s->code, e, ptr, bt_wire_get_u32(q + BT_QUERY_OFF_EXTRA));
         break;
-    default: /* Parameter and anything newer: one counted no-op */
+    case BT_QUERY_PARAMETER:
+        bt_hooks_param_changed((uint32_t)(ptr >> 32), (int32_t)(uint32_t)ptr);
+        bt_enc_simple(e, BT_EV_ACK_SERVER_QUERY_NOOP);
+        break;
+    default: /* anything newer: one counted no-op */
         bt_enc_simple(e, BT_EV_ACK_SERVER_QUERY_NOOP);
         break;
     }
@@ -368,6 +383,20 @@ static void encode_record(struct session *s, const struct bt_rec *r, const uint8
         key_set_add(&s->strings, u0);
         bt_enc_plot_config(e, u0, (uint8_t)r->b, (uint8_t)(r->b >> 8), (uint8_t)(r->b >> 16),
                            (uint32_t)u1);
+        break;
+    case BT_REC_SECTION_ENTER:
+        bt_enc_section_enter(e, r->time, (uint32_t)u0, (uint16_t)r->b, (const char *)payload + 8,
+                             r->len - 8u);
+        break;
+    case BT_REC_SECTION_LEAVE:
+        bt_enc_section_leave(e, r->time, r->b);
+        break;
+    case BT_REC_SECTION_SETUP:
+        bt_enc_section_setup(e, (uint16_t)r->b, (const char *)payload, r->len);
+        break;
+    case BT_REC_PARAM_SETUP:
+        key_set_add(&s->strings, u0);
+        bt_enc_param_setup(e, r->b, u0, (uint8_t)u1, (int32_t)(uint32_t)(u1 >> 32));
         break;
     default:
         break;
@@ -870,7 +899,7 @@ static void broadcast(int fd, int only_localhost, uint16_t port, int32_t active_
     bt_wire_put_u64(msg + BT_BROADCAST_OFF_PID, bt_rt.pid);
     bt_wire_put_u32(msg + BT_BROADCAST_OFF_ACTIVE_TIME, (uint32_t)active_time);
     char *name = (char *)msg + BT_BROADCAST_OFF_NAME;
-    bt_host_program_name(name, BT_BROADCAST_NAME_SIZE);
+    bt_host_broadcast_name(name, BT_BROADCAST_NAME_SIZE);
     bt_broadcast_send(fd, only_localhost, BT_WIRE_DEFAULT_PORT, msg,
                       BT_BROADCAST_OFF_NAME + strlen(name) + 1);
 }

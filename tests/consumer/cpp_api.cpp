@@ -1,5 +1,6 @@
 // A user's C++ program built against the installed package: Tracy's C++ API
-// (<tracy/Tracy.hpp>) with scoped zones, a message and a frame mark, nobody
+// (<tracy/Tracy.hpp>, with the headers it includes: tracy::Color and the
+// thread helpers) with scoped zones, a message and a frame mark, nobody
 // connected, so it exits at once. Prints how many zones it opened.
 #include <cstdio>
 
@@ -14,8 +15,9 @@ static int leaf(int i)
 int main()
 {
     int zones = 1;
+    tracy::SetThreadNameWithHint("consumer-main", 1);
     {
-        ZoneScopedN("consumer_cpp");
+        ZoneScopedNC("consumer_cpp", tracy::Color::SteelBlue);
         for (int i = 0; i < 2; i++)
             zones += leaf(i) >= 0;
         TracyMessageL("consumer C++ API");

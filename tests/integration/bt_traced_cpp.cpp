@@ -3,6 +3,9 @@
 // (test_runtime_session, every_tracy_cpp_macro_emits_its_event) counts what
 // arrives.
 #define TRACY_FIBERS
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <shared_mutex>
 #include <thread>
@@ -137,6 +140,46 @@ static void memory()
 
 static const char fiber[] = "cpp-fiber";
 
+// A parameter the test server changes: say so on stdout for the test.
+static void on_parameter(void *data, uint32_t idx, int32_t val)
+{
+    std::printf("parameter %u = %d (%s)\n", (unsigned)idx, (int)val, (const char *)data);
+    std::fflush(stdout);
+}
+
+// The source of a file that is nowhere on disk.
+static char *virtual_source(void *data, const char *filename, size_t &size)
+{
+    static const char text[] = "cpp virtual source\n";
+    if (std::strcmp(filename, (const char *)data) != 0)
+        return nullptr;
+    char *copy = static_cast<char *>(std::malloc(sizeof text - 1));
+    if (copy) {
+        std::memcpy(copy, text, sizeof text - 1);
+        size = sizeof text - 1;
+    }
+    return copy;
+}
+
+static void sections_parameters_sources()
+{
+    static const char virtual_file[] = "cpp-virtual.src";
+    TracySourceCallbackRegister(virtual_source, (void *)virtual_file);
+    {
+        static constexpr tracy::SourceLocationData loc{"cpp_virtual", "virtual", virtual_file, 1,
+                                                       0};
+        tracy::ScopedZone zone(&loc);
+    }
+    TracyParameterRegister(on_parameter, (void *)"cpp");
+    TracyParameterSetup(4, "cpp-param", TracyParamTypeInt, 6);
+    TracySectionSetup(1, "cpp-category %d", 1);
+    uint32_t outer = TracySectionEnter("cpp-section %s", "outer");
+    uint32_t inner = TracySectionEnterCategory(1, "cpp-section %d", 2);
+    TracySectionLeave(inner);
+    TracySectionLeave(outer);
+    TracySetProgramName("cpp-program");
+}
+
 int main()
 {
     TracySetThreadName("cpp-main");
@@ -177,8 +220,10 @@ int main()
     TracyFiberEnterHint(fiber, 1);
     TracyFiberLeave;
 
+    sections_parameters_sources();
+
     std::thread worker([] {
-        TracySetThreadName("cpp-worker");
+        tracy::SetThreadNameWithHint("cpp-worker", 3);
         ZoneScopedN("cpp_worker");
     });
     worker.join();

@@ -35,7 +35,7 @@
 
 extern char **environ;
 
-static const char *data_dir, *capture_bin, *replay_bin, *demo_bin;
+static const char *data_dir, *capture_bin, *replay_bin, *demo_bin, *cpp_bin;
 static char **emulator; /* NULL-terminated prefix for target programs */
 static int nemulator;
 static char tmpdir[] = "/tmp/bt-cli-XXXXXX";
@@ -672,6 +672,63 @@ static void captures_the_boardtrace_demo(void **state)
     btc_trace_free(&t);
 }
 
+static int no_zone(void *ctx, const struct btc_trace *t, const struct btc_read_zone *z)
+{
+    (void)ctx;
+    (void)t;
+    (void)z;
+    return 0;
+}
+
+/* A program that names a thread with a group hint (Tracy.hpp's
+ * tracy::SetThreadNameWithHint; bt_traced_cpp's worker, hint 3) is captured
+ * with the hint in that thread's record of the file, where the GUI reads it;
+ * a thread named without one has hint 0. Its sections (one in category 0,
+ * one in category 1, which it names) are in the file's section tables, with
+ * an entry for each category used. CPP is "-" without a C++ compiler
+ * or with tracing compiled out. */
+static void thread_group_hints_and_sections_are_kept_in_the_file(void **state)
+{
+    (void)state;
+    if (strcmp(cpp_bin, "-") == 0)
+        skip();
+    char path[4200], port[16];
+    path_in_tmp(path, sizeof path, "cpp.tracy");
+    snprintf(port, sizeof port, "%u", free_port());
+    setenv("TRACY_NO_EXIT", "1", 1);
+    setenv("TRACY_PORT", port, 1);
+    setenv("TRACY_NO_BROADCAST", "1", 1); /* no packet leaves this machine */
+    const char *pargs[] = {NULL};
+    struct proc prog = start(cpp_bin, pargs);
+    unsetenv("TRACY_NO_EXIT");
+    unsetenv("TRACY_PORT");
+    unsetenv("TRACY_NO_BROADCAST");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "60", NULL};
+    struct proc cap = start(capture_bin, args);
+    assert_int_equal(finish(&cap), 0);
+    assert_int_equal(finish(&prog), 0);
+    struct btc_trace t;
+    char err[512];
+    assert_int_equal(btc_tracy_read(path, &t, no_zone, NULL, err, sizeof err), 0);
+    int worker = 0, main_thread = 0;
+    for (size_t i = 0; i < t.threads.len; i++) {
+        const struct btc_read_thread *th = btc_vec_at(&t.threads, i);
+        const char *name = btc_trace_string(&t, th->name);
+        if (strcmp(name, "cpp-worker") == 0) {
+            assert_int_equal(th->group_hint, 3);
+            worker++;
+        } else if (strcmp(name, "cpp-main") == 0) {
+            assert_int_equal(th->group_hint, 0);
+            main_thread++;
+        }
+    }
+    assert_int_equal(worker, 1);
+    assert_int_equal(main_thread, 1);
+    assert_int_equal(t.sections, 2);
+    assert_int_equal(t.section_categories, 2);
+    btc_trace_free(&t);
+}
+
 /* A spool folder that fills up mid-capture (a 128 KiB tmpfs, root only):
  * the capture ends saying why, keeps its journal, and --recover rebuilds a
  * loadable trace from it once the spools have room. */
@@ -972,16 +1029,17 @@ static void the_journal_of_a_fifo_output_goes_to_the_spool_folder(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 5) {
-        fprintf(stderr, "usage: %s DATA_DIR CAPTURE REPLAY DEMO|- [EMULATOR...]\n", argv[0]);
+    if (argc < 6) {
+        fprintf(stderr, "usage: %s DATA_DIR CAPTURE REPLAY DEMO|- CPP|- [EMULATOR...]\n", argv[0]);
         return 2;
     }
     data_dir = argv[1];
     capture_bin = argv[2];
     replay_bin = argv[3];
     demo_bin = argv[4];
-    emulator = argv + 5;
-    nemulator = argc - 5;
+    cpp_bin = argv[5];
+    emulator = argv + 6;
+    nemulator = argc - 6;
     signal(SIGPIPE, SIG_IGN);
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
@@ -999,6 +1057,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(client_already_served_exits_2),
         cmocka_unit_test(protocol_mismatch_exits_1),
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
+        cmocka_unit_test(thread_group_hints_and_sections_are_kept_in_the_file),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
         cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(killed_capture_is_recovered_from_its_journal),

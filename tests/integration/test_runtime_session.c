@@ -424,7 +424,9 @@ static void every_tracy_c_api_macro_emits_its_event(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
-/* A C++ program written for upstream's tracy/Tracy.hpp (bt_traced_cpp.cpp). */
+/* A C++ program written for upstream's tracy/Tracy.hpp (bt_traced_cpp.cpp).
+ * The server changes each parameter the program sets up, as a user in the
+ * GUI would; the program's callback prints the change. */
 static void every_tracy_cpp_macro_emits_its_event(void **state)
 {
     (void)state;
@@ -432,8 +434,41 @@ static void every_tracy_cpp_macro_emits_its_event(void **state)
         skip();
     const char *args[] = {NULL};
     struct bt_test_server s;
-    struct child c = traced_capture(cpp_path, args, NULL, &s);
-    assert_int_equal(s.zones_total, 23);
+    uint16_t port = free_port();
+    const char *env[] = {"TRACY_NO_EXIT=1", port_env(port), NULL};
+    struct child c = spawn(cpp_path, args, env);
+    assert_int_equal(bt_ts_connect(&s, "127.0.0.1", port, 30000), 0);
+    s.change_params = 1;
+    assert_int_equal(bt_ts_handshake(&s, BT_WIRE_PROTOCOL_VERSION), BT_HANDSHAKE_WELCOME);
+    int rc = bt_ts_run(&s, 60000);
+    if (rc != 0)
+        fprintf(stderr, "test server: %s\n", s.error);
+    assert_int_equal(rc, 0);
+    /* thread group hint: after the name of the thread named with one only */
+    assert_int_equal(s.thread_group_hints, 1);
+    assert_int_equal(bt_ts_thread_hint(&s, "cpp-worker"), 3);
+    assert_int_equal(bt_ts_thread_hint(&s, "cpp-main"), 0);
+    /* sections: a category named, two entered and left, texts formatted */
+    assert_int_equal(s.section_setups, 1);
+    assert_int_equal(s.section_enters, 2);
+    assert_int_equal(s.section_leaves, 2);
+    assert_true(bt_ts_saw_text(&s, "cpp-category 1"));
+    assert_true(bt_ts_saw_text(&s, "cpp-section outer"));
+    assert_true(bt_ts_saw_text(&s, "cpp-section 2"));
+    /* a parameter set up, named, changed to 7 by the server */
+    assert_int_equal(s.param_setups, 1);
+    assert_true(bt_ts_saw_text(&s, "cpp-param"));
+    char line[256];
+    assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
+    assert_string_equal(line, "parameter 4 = 7 (cpp)");
+    /* a source file that is nowhere on disk comes from the source callback */
+    if (s.flags & BT_WELCOME_FLAG_CODE_TRANSFER) {
+        assert_int_equal(s.source_virtual, 1);
+        assert_true(bt_ts_saw_text(&s, "cpp virtual source\n"));
+    }
+    assert_int_equal(s.source_mismatches, 0);
+    assert_int_equal(bt_ts_zones_named(&s, "cpp_virtual"), 1);
+    assert_int_equal(s.zones_total, 24);
     assert_int_equal(bt_ts_zones_named(&s, "zones"), 10); /* unnamed: by function */
     assert_int_equal(bt_ts_zones_named(&s, "cpp_n"), 1);
     assert_int_equal(bt_ts_zones_named(&s, "cpp_ncs"), 1);
@@ -972,9 +1007,8 @@ static void a_busy_port_moves_the_program_to_the_next_one(void **state)
  * goes to loopback's broadcast address, never onto the board's network: the
  * receiver is bound to 127.255.255.255, so a datagram sent anywhere else
  * does not reach it. */
-static void the_broadcast_of_a_localhost_program_stays_on_loopback(void **state)
+static int loopback_broadcast_receiver(void)
 {
-    (void)state;
     int u = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(u, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -988,8 +1022,17 @@ static void the_broadcast_of_a_localhost_program_stays_on_loopback(void **state)
         fprintf(stderr, "cannot bind 127.255.255.255:%d: %s\n", BT_WIRE_DEFAULT_PORT,
                 strerror(errno));
         close(u);
-        skip(); /* another program owns UDP 8086 without SO_REUSEPORT */
+        return -1; /* another program owns UDP 8086 without SO_REUSEPORT */
     }
+    return u;
+}
+
+static void the_broadcast_of_a_localhost_program_stays_on_loopback(void **state)
+{
+    (void)state;
+    int u = loopback_broadcast_receiver();
+    if (u < 0)
+        skip();
     uint16_t port = free_port();
     const char *args[] = {"linger", NULL};
     const char *env[] = {"TRACY_NO_BROADCAST=0", "TRACY_ONLY_LOCALHOST=1", port_env(port), NULL};
@@ -1014,6 +1057,46 @@ static void the_broadcast_of_a_localhost_program_stays_on_loopback(void **state)
     close(u);
     close(c.in);
     c.in = -1;
+    assert_int_equal(wait_exit(&c, 30000), 0);
+    assert_true(found);
+}
+
+/* TracySetProgramName (Tracy.hpp) renames the program in the discovery
+ * broadcast, as upstream's does (the welcome keeps the process name):
+ * bt_traced_cpp sets "cpp-program" and then waits for a capture, announcing
+ * itself every 3 s. */
+static void the_broadcast_announces_the_program_name_set(void **state)
+{
+    (void)state;
+    if (!cpp_path)
+        skip();
+    int u = loopback_broadcast_receiver();
+    if (u < 0)
+        skip();
+    uint16_t port = free_port();
+    const char *args[] = {NULL};
+    const char *env[] = {"TRACY_NO_EXIT=1", "TRACY_NO_BROADCAST=0", "TRACY_ONLY_LOCALHOST=1",
+                         port_env(port), NULL};
+    struct child c = spawn(cpp_path, args, env);
+    int found = 0;
+    int64_t end = now_ms() + 60000;
+    while (!found && now_ms() < end) {
+        struct pollfd p = {u, POLLIN, 0};
+        if (poll(&p, 1, 500) <= 0)
+            continue;
+        uint8_t msg[128];
+        ssize_t n = recv(u, msg, sizeof(msg) - 1, 0);
+        if (n < BT_BROADCAST_OFF_NAME + 1 ||
+            bt_wire_get_u64(msg + BT_BROADCAST_OFF_PID) != (uint64_t)c.pid)
+            continue;
+        msg[n] = 0;
+        found = strcmp((const char *)msg + BT_BROADCAST_OFF_NAME, "cpp-program") == 0;
+    }
+    close(u);
+    struct bt_test_server s;
+    capture(&s, "127.0.0.1", port);
+    assert_string_equal((const char *)s.welcome + BT_WELCOME_OFF_PROGRAM_NAME, "bt_traced_cpp");
+    bt_ts_close(&s);
     assert_int_equal(wait_exit(&c, 30000), 0);
     assert_true(found);
 }
@@ -1276,6 +1359,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(bad_environment_values_are_refused_with_a_message,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(the_broadcast_of_a_localhost_program_stays_on_loopback,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(the_broadcast_announces_the_program_name_set,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(exited_threads_keep_bounded_memory_before_a_capture,
                                   kill_leftover_child),

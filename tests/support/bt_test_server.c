@@ -220,6 +220,8 @@ static int64_t event_time(struct bt_ts_decoder *d, const uint8_t *p)
     case BT_EV_GPU_ZONE_END:
     case BT_EV_FIBER_ENTER:
     case BT_EV_FIBER_LEAVE:
+    case BT_EV_SECTION_ENTER:
+    case BT_EV_SECTION_LEAVE:
         return d->ref_thread += (int64_t)bt_wire_get_u64(p + 1);
     case BT_EV_GPU_ZONE_BEGIN_SERIAL:
     case BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL:
@@ -347,7 +349,10 @@ static void ask_source(struct bt_test_server *s, const char *name, uint64_t text
     s->pending_other++;
 }
 
-/* A SourceCode answer: the bytes must be the file's on this machine. */
+static uint64_t keep_text(struct bt_test_server *s, const char *text, size_t len);
+
+/* A SourceCode answer: the bytes must be the file's on this machine (one
+ * that is not here came from the program's source callback). */
 static void source_arrived(struct bt_test_server *s, uint32_t id, const uint8_t *data, size_t len)
 {
     uint64_t *v = bt_ts_map_get(&s->sources_asked, id, 0);
@@ -361,6 +366,11 @@ static void source_arrived(struct bt_test_server *s, uint32_t id, const uint8_t 
     s->source_file_bytes += len;
     FILE *f = fopen(name, "rb");
     int same = 0;
+    if (!f && errno == ENOENT) {
+        s->source_virtual++;
+        keep_text(s, (const char *)data, len);
+        return;
+    }
     if (f) {
         uint8_t *disk = malloc(len + 1);
         same = disk && fread(disk, 1, len + 1, f) == len && memcmp(disk, data, len) == 0;
@@ -744,6 +754,54 @@ static void on_event(void *ctx, const uint8_t *p, size_t size, int64_t time)
     }
     case BT_EV_PLOT_CONFIG:
         break;
+    case BT_EV_THREAD_GROUP_HINT: {
+        uint32_t tid = bt_wire_get_u32(p + 1);
+        if (!bt_ts_map_value(&s->thread_names, tid))
+            bt_ts_fail(s, "ThreadGroupHint for thread %u before its ThreadName", tid);
+        *bt_ts_map_get(&s->thread_hints, tid, 1) = 1ull << 32 | bt_wire_get_u32(p + 5);
+        s->thread_group_hints++;
+        break;
+    }
+    case BT_EV_SECTION_ENTER: {
+        uint32_t id = bt_wire_get_u32(p + 9);
+        uint64_t *open = bt_ts_map_get(&s->sections_open, id, 1);
+        if (id == 0 || *open)
+            bt_ts_fail(s, "SectionEnter of section %u, which is %s", id, id ? "open" : "no id");
+        *open = 1;
+        if (take_single(s, "SectionEnter", &text, &len) == 0)
+            keep_text(s, text, len);
+        s->section_enters++;
+        break;
+    }
+    case BT_EV_SECTION_LEAVE: {
+        uint32_t id = bt_wire_get_u32(p + 9);
+        uint64_t *open = bt_ts_map_get(&s->sections_open, id, 0);
+        if (!open || !*open)
+            bt_ts_fail(s, "SectionLeave of section %u, which is not open", id);
+        else
+            *open = 0;
+        s->section_leaves++;
+        break;
+    }
+    case BT_EV_SECTION_SETUP:
+        if (take_single(s, "SectionSetup", &text, &len) == 0)
+            keep_text(s, text, len);
+        s->section_setups++;
+        break;
+    case BT_EV_PARAM_SETUP: {
+        uint32_t idx = bt_wire_get_u32(p + 1);
+        uint8_t type = p[13];
+        int32_t value = (int32_t)bt_wire_get_u32(p + 14);
+        if (type > 2)
+            bt_ts_fail(s, "ParamSetup of parameter %u with type %u", idx, type);
+        want_string(s, bt_wire_get_u64(p + 5));
+        s->param_setups++;
+        if (s->change_params) {
+            query(s, BT_QUERY_PARAMETER, (uint64_t)idx << 32 | (uint32_t)(value + 1));
+            s->pending_other++;
+        }
+        break;
+    }
     case BT_EV_FRAME_MARK_MSG:
     case BT_EV_FRAME_MARK_MSG_START:
     case BT_EV_FRAME_MARK_MSG_END: {
@@ -1257,11 +1315,11 @@ void bt_ts_close(struct bt_test_server *s)
     bt_ts_decoder_free(&s->dec);
     bt_ts_sys_free(&s->sys);
     struct bt_ts_map *maps[] = {
-        &s->strings,       &s->srclocs,      &s->thread_names, &s->plot_names,  &s->frame_names,
-        &s->frames_seen,   &s->symbols_seen, &s->zone_counts,  &s->plot_points, &s->frame_marks,
-        &s->frame_last,    &s->live,         &s->pool_allocs,  &s->pool_frees,  &s->pool_last,
-        &s->fibers,        &s->in_fiber,     &s->lock_waiting, &s->file_keys,   &s->code_asked,
-        &s->sources_asked, &s->source_names};
+        &s->strings,       &s->srclocs,      &s->thread_names, &s->plot_names,   &s->frame_names,
+        &s->frames_seen,   &s->symbols_seen, &s->zone_counts,  &s->plot_points,  &s->frame_marks,
+        &s->frame_last,    &s->live,         &s->pool_allocs,  &s->pool_frees,   &s->pool_last,
+        &s->fibers,        &s->in_fiber,     &s->lock_waiting, &s->file_keys,    &s->code_asked,
+        &s->sources_asked, &s->source_names, &s->thread_hints, &s->sections_open};
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
         bt_ts_map_free(maps[i]);
     for (size_t i = 0; i < s->texts_count; i++)
@@ -1374,6 +1432,18 @@ const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid)
 {
     uint64_t v = bt_ts_map_value(&s->thread_names, tid);
     return v ? s->texts[v - 1] : NULL;
+}
+
+int32_t bt_ts_thread_hint(const struct bt_test_server *s, const char *thread_name)
+{
+    for (size_t i = 0; i < s->thread_hints.cap; i++) {
+        if (!s->thread_hints.used[i])
+            continue;
+        const char *name = bt_ts_thread_name(s, (uint32_t)s->thread_hints.keys[i]);
+        if (name && strcmp(name, thread_name) == 0)
+            return (int32_t)(uint32_t)s->thread_hints.values[i];
+    }
+    return 0;
 }
 
 uint64_t bt_ts_samples_in(const struct bt_test_server *s, const char *function)

@@ -135,6 +135,13 @@ struct bt_test_server {
     uint64_t gpu_calibrations, gpu_time_syncs;
     uint8_t gpu_known[256]; /* contexts announced */
     uint64_t fiber_enters, fiber_leaves, fiber_names, pending_fibers;
+    struct bt_ts_map thread_hints;  /* tid -> 1 << 32 | u32 group hint */
+    struct bt_ts_map sections_open; /* section id -> 1 while entered */
+    uint64_t thread_group_hints, section_enters, section_leaves, section_setups;
+    uint64_t param_setups;
+    /* set by the test: answer each ParamSetup with a Parameter query that
+     * changes the value to value + 1, as a user in the GUI would */
+    int change_params;
     struct bt_ts_map fibers;       /* fiber key -> 1 + index of its name text */
     struct bt_ts_map in_fiber;     /* thread -> the pseudo thread of the fiber it runs */
     struct bt_ts_map lock_waiting; /* lock id << 32 | thread (bit 63: shared) -> waiting */
@@ -151,6 +158,8 @@ struct bt_test_server {
     uint64_t symbol_code, symbol_code_bytes, symbol_code_unavailable;
     uint64_t source_files, source_file_bytes, source_files_unavailable;
     uint64_t source_mismatches; /* files whose bytes differ from the disk's */
+    uint64_t source_virtual;    /* answers for files not on this machine (the
+                                   program's source callback); texts kept */
     int pending_image;
     uint64_t events, frames_received, bytes_received;
     uint64_t canonical_violations;
@@ -196,6 +205,8 @@ uint64_t bt_ts_frame_marks(const struct bt_test_server *s, const char *name); /*
 uint64_t bt_ts_pool_allocs(const struct bt_test_server *s, const char *pool); /* NULL: default */
 uint64_t bt_ts_pool_frees(const struct bt_test_server *s, const char *pool);
 const char *bt_ts_thread_name(const struct bt_test_server *s, uint32_t tid);
+/* The group hint sent for the thread of that name; 0 if none was sent. */
+int32_t bt_ts_thread_hint(const struct bt_test_server *s, const char *thread_name);
 const char *bt_ts_string(const struct bt_test_server *s, uint64_t key);
 /* Whether a fiber of that name was entered (and its name answered). */
 int bt_ts_saw_fiber(const struct bt_test_server *s, const char *name);

@@ -79,6 +79,8 @@ struct btc_read_thread {
     uint64_t zones, messages;
     uint64_t samples, ctx_samples, kernel_samples; /* CPU samples (all, at context switches) */
     uint64_t ctx_switches;                         /* the thread's running regions */
+    int is_fiber;
+    int32_t group_hint; /* the GUI's thread group (SetThreadNameWithHint), 0 none */
 };
 
 /* What a trace holds, apart from zones (those go to the zone callback). */

@@ -925,8 +925,8 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         th->name = nm ? (int64_t)*nm : -1;
         th->zones = g64(r);
         th->kernel_samples = g64(r);
-        g8(r);
-        g32(r);
+        th->is_fiber = g8(r) != 0;
+        th->group_hint = (int32_t)g32(r);
         uint64_t tid = th->id;
         rc = read_timeline(r, t, tid, fn, ctx);
         th = btc_vec_at(&t->threads, t->threads.len - 1);

@@ -102,6 +102,37 @@ void bt_frame_mark(const char *name); /* NULL: the default frame set */
 void bt_frame_mark_start(const char *name);
 void bt_frame_mark_end(const char *name);
 void bt_thread_set_name(const char *name); /* copied */
+/* As bt_thread_set_name, and the GUI shows the threads of one non-zero
+ * group_hint together (Tracy's SetThreadNameWithHint). */
+void bt_thread_set_name_hint(const char *name, int32_t group_hint);
+/* The name the thread tid was given through the API, into buf (cut to
+ * size); 0 if it was given none. */
+int bt_thread_get_name(uint32_t tid, char *buf, size_t size);
+/* The name the discovery broadcast announces the program by (copied; the
+ * welcome keeps the process name, as upstream's SetProgramName). */
+void bt_program_set_name(const char *name);
+
+/* Sections (Tracy 0.13's TracySection*): a labelled span of the calling
+ * thread's time line in a category. enter returns the id leave takes (0
+ * when not traced; leave ignores 0); setup names a category. Texts are
+ * copied. */
+uint32_t bt_section_enter(uint16_t category, const char *text, size_t len);
+void bt_section_leave(uint32_t id);
+void bt_section_setup(uint16_t category, const char *text, size_t len);
+
+/* Parameters the GUI can change: setup announces parameter idx (type 0
+ * int, 1 bool, 2 trigger; the name must live until the program exits); a
+ * change calls the registered callback on the runtime's worker thread. */
+typedef void (*bt_param_callback)(void *data, uint32_t idx, int32_t value);
+void bt_param_register(bt_param_callback callback, void *data);
+void bt_param_setup(uint32_t idx, const char *name, uint8_t type, int32_t value);
+
+/* Source files the runtime cannot read itself (a file asked for that is
+ * missing, or newer than the executable): the callback, called on the
+ * worker thread, returns the file's contents in a malloc'ed buffer (the
+ * runtime frees it) and their size, or NULL. */
+typedef char *(*bt_source_callback)(void *data, const char *filename, size_t *size);
+void bt_source_callback_register(bt_source_callback callback, void *data);
 
 /* Memory. pool NULL is the default pool; a named pool's name must live until
  * the program exits. depth > 0 records a callstack. */
@@ -214,6 +245,7 @@ uint64_t bt_dropped_events(void);
 #define BT_FRAME_MARK_START(name)         bt_frame_mark_start(name)
 #define BT_FRAME_MARK_END(name)           bt_frame_mark_end(name)
 #define BT_THREAD_NAME(name)              bt_thread_set_name(name)
+#define BT_THREAD_NAME_HINT(name, hint)   bt_thread_set_name_hint(name, hint)
 
 #if BT_TRACING_MODE >= 2
 #define BT_ALLOC(ptr, size)         bt_mem_alloc((ptr), (size), NULL, BT_MEM_DEPTH_)
@@ -272,6 +304,7 @@ uint64_t bt_dropped_events(void);
 #define BT_FRAME_MARK_START(name)          BT_UNUSED_(name)
 #define BT_FRAME_MARK_END(name)            BT_UNUSED_(name)
 #define BT_THREAD_NAME(name)               BT_UNUSED_(name)
+#define BT_THREAD_NAME_HINT(name, hint)    (BT_UNUSED_(name), BT_UNUSED_(hint))
 #define BT_ALLOC(ptr, size)                (BT_UNUSED_(ptr), BT_UNUSED_(size))
 #define BT_FREE(ptr)                       BT_UNUSED_(ptr)
 #define BT_ALLOC_N(ptr, size, pool)        (BT_UNUSED_(ptr), BT_UNUSED_(size))

@@ -1,6 +1,8 @@
-// Tracy's C++ API (upstream v0.14.0's tracy/Tracy.hpp macros) on boardtrace's
-// runtime: header-only, over the C entry points of tracy/TracyC.h, for
-// C++11 to C++20. Without TRACY_ENABLE every macro compiles to nothing.
+// Tracy's C++ API (upstream v0.14.0's tracy/Tracy.hpp: its macros, and the
+// tracy:: names it declares) on boardtrace's runtime: header-only, over the C
+// entry points of tracy/TracyC.h and boardtrace/trace.h, for C++11 to C++20.
+// Without TRACY_ENABLE every macro compiles to nothing; tracy::Color and the
+// helpers of tracy/TracySystem.hpp exist in both builds, as upstream's.
 // Written from Tracy's documented API; what differs is in runtime/README.md.
 #ifndef BOARDTRACE_TRACY_HPP
 #define BOARDTRACE_TRACY_HPP
@@ -9,7 +11,14 @@
 #include <string.h>
 
 #include "TracyC.h"
+#include "TracyColor.hpp"
+#include "TracySystem.hpp"
 #include <boardtrace/trace.h>
+
+// Parameter types (TracyParameterSetup).
+#define TracyParamTypeInt     0
+#define TracyParamTypeBool    1
+#define TracyParamTypeTrigger 2
 
 #ifndef TRACY_ENABLE
 
@@ -112,9 +121,18 @@
 #define TracyMessageCS(x, y, z, w)
 #define TracyMessageLCS(x, y, z)
 
+#define TracySourceCallbackRegister(x, y)
+#define TracyParameterRegister(x, y)
+#define TracyParameterSetup(x, y, z, w)
 #define TracyIsConnected false
 #define TracyIsStarted   false
+#define TracySetProgramName(x)
 #define TracySetThreadName(x)
+
+#define TracySectionEnter(x, ...)            0
+#define TracySectionEnterCategory(x, y, ...) 0
+#define TracySectionLeave(x)
+#define TracySectionSetup(x, y, ...)
 
 #define TracyFiberEnter(x)
 #define TracyFiberEnterHint(x, y)
@@ -124,6 +142,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 namespace tracy
 {
@@ -134,9 +153,128 @@ enum class PlotFormatType : uint8_t { Number, Memory, Percentage, Watt };
 
 enum class MessageSeverity : uint8_t { Trace, Debug, Info, Warning, Error, Fatal };
 
-inline void SetThreadName(const char *name)
+// A parameter the GUI changed: (data, idx, value), on the runtime's thread.
+typedef void (*ParameterCallback)(void *data, uint32_t idx, int32_t val);
+// A source file the runtime cannot read: its contents in a buffer from
+// malloc (the runtime frees it) and their size in size, or nullptr.
+typedef char *(*SourceContentsCallback)(void *data, const char *filename, size_t &size);
+
+inline void StartupProfiler()
 {
-    ___tracy_set_thread_name(name);
+    ___tracy_startup_profiler();
+}
+inline void ShutdownProfiler()
+{
+    ___tracy_shutdown_profiler();
+}
+inline bool IsProfilerStarted()
+{
+    return ___tracy_profiler_started() != 0;
+}
+inline bool ProfilerAvailable()
+{
+    return ___tracy_profiler_started() != 0;
+}
+
+// The calls behind upstream's section, parameter, source and program-name
+// macros, under upstream's names.
+class Profiler
+{
+  public:
+    static uint32_t SectionEnter(uint16_t category, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)))
+    {
+        va_list args;
+        va_start(args, fmt);
+        uint32_t id = Format(category, fmt, args, true);
+        va_end(args);
+        return id;
+    }
+    static void SectionLeave(uint32_t id)
+    {
+        bt_section_leave(id);
+    }
+    static void SectionSetup(uint16_t category, const char *fmt, ...)
+        __attribute__((format(printf, 2, 3)))
+    {
+        va_list args;
+        va_start(args, fmt);
+        Format(category, fmt, args, false);
+        va_end(args);
+    }
+    static void ParameterRegister(ParameterCallback cb, void *data)
+    {
+        bt_param_register(cb, data);
+    }
+    static void ParameterSetup(uint32_t idx, const char *name, uint8_t type, int32_t val)
+    {
+        bt_param_setup(idx, name, type, val);
+    }
+    static void SourceCallbackRegister(SourceContentsCallback cb, void *data)
+    {
+        // the runtime's callback takes a pointer where upstream's takes a
+        // reference: the pair is kept for the runtime's thread (a few bytes
+        // per registration, which programs make once)
+        SourceHook *hook = static_cast<SourceHook *>(malloc(sizeof(SourceHook)));
+        if (!hook)
+            return;
+        hook->cb = cb;
+        hook->data = data;
+        bt_source_callback_register(cb ? SourceTrampoline : nullptr, hook);
+    }
+    bool IsConnected() const
+    {
+        return ___tracy_connected() != 0;
+    }
+    void SetProgramName(const char *name)
+    {
+        bt_program_set_name(name);
+    }
+
+  private:
+    struct SourceHook {
+        SourceContentsCallback cb;
+        void *data;
+    };
+    static char *SourceTrampoline(void *hook, const char *filename, size_t *size)
+    {
+        SourceHook *h = static_cast<SourceHook *>(hook);
+        return h->cb(h->data, filename, *size);
+    }
+    static uint32_t Format(uint16_t category, const char *fmt, va_list args, bool enter)
+    {
+        char small[256];
+        va_list again;
+        va_copy(again, args);
+        int n = vsnprintf(small, sizeof small, fmt, args);
+        if (n < 0) {
+            va_end(again);
+            return 0;
+        }
+        char *text = small;
+        if ((size_t)n >= sizeof small) {
+            text = static_cast<char *>(malloc((size_t)n + 1));
+            if (text)
+                vsnprintf(text, (size_t)n + 1, fmt, again);
+        }
+        va_end(again);
+        if (!text)
+            return 0;
+        uint32_t id = 0;
+        if (enter)
+            id = bt_section_enter(category, text, (size_t)n);
+        else
+            bt_section_setup(category, text, (size_t)n);
+        if (text != small)
+            free(text);
+        return id;
+    }
+};
+
+inline Profiler &GetProfiler()
+{
+    static Profiler profiler;
+    return profiler;
 }
 
 // A zone for the enclosing scope: begun by the constructor, ended by the
@@ -552,9 +690,21 @@ inline void LogString(MessageSeverity severity, uint32_t color, int32_t depth, c
 #define TracySecureFreeNS(ptr, depth, name)        TracyFreeNS(ptr, depth, name)
 #endif
 
-#define TracyIsConnected         (___tracy_connected() != 0)
-#define TracyIsStarted           (___tracy_profiler_started() != 0)
-#define TracySetThreadName(name) tracy::SetThreadName(name)
+#define TracySourceCallbackRegister(cb, data) tracy::Profiler::SourceCallbackRegister(cb, data)
+#define TracyParameterRegister(cb, data)      tracy::Profiler::ParameterRegister(cb, data)
+#define TracyParameterSetup(idx, name, type, val) \
+    tracy::Profiler::ParameterSetup(idx, name, type, val)
+#define TracyIsConnected          (___tracy_connected() != 0)
+#define TracyIsStarted            (___tracy_profiler_started() != 0)
+#define TracySetProgramName(name) tracy::GetProfiler().SetProgramName(name)
+#define TracySetThreadName(name)  tracy::SetThreadName(name)
+
+#define TracySectionEnter(fmt, ...) tracy::Profiler::SectionEnter(0, fmt, ##__VA_ARGS__)
+#define TracySectionEnterCategory(category, fmt, ...) \
+    tracy::Profiler::SectionEnter(category, fmt, ##__VA_ARGS__)
+#define TracySectionLeave(id) tracy::Profiler::SectionLeave(id)
+#define TracySectionSetup(category, fmt, ...) \
+    tracy::Profiler::SectionSetup(category, fmt, ##__VA_ARGS__)
 
 #define TracyFiberEnter(fiber)                bt_fiber_enter(fiber, 0)
 #define TracyFiberEnterHint(fiber, groupHint) bt_fiber_enter(fiber, groupHint)

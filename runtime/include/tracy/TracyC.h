@@ -59,6 +59,13 @@ typedef const void *TracyCZoneCtx;
 typedef const void *TracyCLockCtx;
 typedef const void *TracyCSharedLockCtx;
 
+/* Declared as upstream's (whose off build still names the thread); here it
+ * does nothing, so the program links nothing of boardtrace. */
+static inline void ___tracy_set_thread_name(const char *name)
+{
+    (void)name;
+}
+
 #define TracyCSetThreadName(name)
 
 #define TracyCZone(c, x)
@@ -135,6 +142,7 @@ typedef const void *TracyCSharedLockCtx;
 
 #define TracyCSharedLockCtx(l)
 #define TracyCSharedLockAnnounce(l)
+#define TracyCSharedLockAnnonce(l) /* upstream's misspelling, kept for its users */
 #define TracyCSharedLockTerminate(l)
 #define TracyCSharedLockBeforeLock(l)
 #define TracyCSharedLockAfterLock(l)
@@ -531,6 +539,7 @@ void ___tracy_custom_name_shared_lockable_ctx(struct __tracy_shared_lockable_con
     ___tracy_mark_shared_lockable_ctx(lock, &TracyConcat(__tracy_source_location, TracyLine));
 #define TracyCSharedLockCustomName(lock, name, nameSz) \
     ___tracy_custom_name_shared_lockable_ctx(lock, name, nameSz);
+#define TracyCSharedLockAnnonce(lock) TracyCSharedLockAnnounce(lock)
 
 #define TracyCIsConnected ___tracy_connected()
 

@@ -91,7 +91,7 @@ static void a_cpp_program_runs_on_the_boards_own_libstdcxx(void **state)
     struct result r = run_on(&board, rest);
     assert_status(&r, 0);
     assert_null(strstr(r.err, "lacks the program's"));
-    assert_non_null(strstr(r.out, " (23 zones, "));
+    assert_non_null(strstr(r.out, " (24 zones, "));
     assert_non_null(strstr(r.out, "  program   exit status 0\n"));
     result_free(&r);
 }
