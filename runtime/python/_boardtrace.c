@@ -405,6 +405,16 @@ static PyObject *py_thread_name(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+static PyObject *py_program_name(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *name;
+    if (!PyArg_ParseTuple(args, "s", &name))
+        return NULL;
+    bt_program_set_name(name);
+    Py_RETURN_TRUE;
+}
+
 static PyObject *py_app_info(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -731,6 +741,7 @@ static PyMethodDef methods[] = {
     {"is_enabled", py_is_enabled, METH_NOARGS, "True: tracing is built in."},
     {"thread_name", py_thread_name, METH_VARARGS, "Names the calling thread."},
     {"app_info", py_app_info, METH_VARARGS, "Adds a line to the trace's program information."},
+    {"program_name", py_program_name, METH_VARARGS, "The name the broadcast announces."},
     {"message", (PyCFunction)(void (*)(void))py_message, METH_VARARGS | METH_KEYWORDS,
      "message(message, color=None)"},
     {"frame_mark", py_frame_mark, METH_NOARGS, "Marks the end of a frame."},

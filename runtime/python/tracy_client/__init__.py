@@ -6,6 +6,8 @@ import enum as _enum
 import functools as _functools
 import sys as _sys
 
+from tracy_client import _colors
+
 from boardtrace._boardtrace import (  # noqa: F401
     _ScopedZone,
     _plot_config,
@@ -19,6 +21,7 @@ from boardtrace._boardtrace import (  # noqa: F401
     is_enabled,
     message,
     plot,
+    program_name,
     thread_name,
 )
 
@@ -34,65 +37,14 @@ Memory = PlotFormatType.Memory
 Percentage = PlotFormatType.Percentage
 
 
-class ColorType(_enum.IntEnum):
-    """X11 color names, as 0xRRGGBB (the common ones)."""
-
-    Black = 0x000000
-    White = 0xFFFFFF
-    Red = 0xFF0000
-    Green = 0x00FF00
-    Blue = 0x0000FF
-    Yellow = 0xFFFF00
-    Cyan = 0x00FFFF
-    Magenta = 0xFF00FF
-    Orange = 0xFFA500
-    Purple = 0xA020F0
-    Pink = 0xFFC0CB
-    Brown = 0xA52A2A
-    Gray = 0xBEBEBE
-    Grey = 0xBEBEBE
-    Gold = 0xFFD700
-    Navy = 0x000080
-    Teal = 0x008080
-    Olive = 0x808000
-    Maroon = 0xB03060
-    Silver = 0xC0C0C0
-    Violet = 0xEE82EE
-    Tomato = 0xFF6347
-    Coral = 0xFF7F50
-    Salmon = 0xFA8072
-    Khaki = 0xF0E68C
-    Crimson = 0xDC143C
-    Indigo = 0x4B0082
-    Lime = 0x00FF00
-    SkyBlue = 0x87CEEB
-    SteelBlue = 0x4682B4
-    RoyalBlue = 0x4169E1
-    DodgerBlue = 0x1E90FF
-    ForestGreen = 0x228B22
-    SeaGreen = 0x2E8B57
-    DarkGreen = 0x006400
-    DarkRed = 0x8B0000
-    DarkBlue = 0x00008B
-    DarkOrange = 0xFF8C00
-    OrangeRed = 0xFF4500
-    HotPink = 0xFF69B4
-    DeepPink = 0xFF1493
-    Turquoise = 0x40E0D0
-    Chocolate = 0xD2691E
-    Firebrick = 0xB22222
-
+# Tracy's named colors (X11 and web names, 0xRRGGBB), as tracy/TracyColor.hpp
+# has them; a name of the same value is an alias.
+ColorType = _enum.IntEnum("ColorType", _colors.COLORS)
 
 globals().update({c.name: c for c in ColorType})
 
 Color = int
 PlotType = int
-
-
-def program_name(name):
-    """Accepted as upstream does; the program's name in the trace is the
-    name its process runs under."""
-    return isinstance(name, str)
 
 
 def plot_config(name, type, step=False, flip=False, color=0):
