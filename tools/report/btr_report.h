@@ -35,6 +35,11 @@ void btr_stats_print_csv(const struct btr_stats *s, FILE *out, const char *sep);
 /* An aligned table for people. */
 void btr_stats_print_table(const struct btr_stats *s, FILE *out);
 
+/* The name as people read it: a mangled C++ name demangled (btr_demangle.c),
+ * any other as it is. The result lives until btr_demangle_free. */
+const char *btr_demangle(const char *name);
+void btr_demangle_free(void);
+
 /* After the zone table: GPU zone statistics per context and source
  * location (btr_gpu_samples.c), the top functions by CPU samples, and the
  * source files and symbol code the file holds. */

@@ -144,7 +144,7 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out)
     int wname = 4, wloc = 15;
     char loc[512];
     for (size_t i = 0; i < s->nzones; i++) {
-        int n = (int)strlen(s->zones[i].name);
+        int n = (int)strlen(btr_demangle(s->zones[i].name));
         if (n > wname)
             wname = n;
         n = snprintf(loc, sizeof loc, "%s:%u", s->zones[i].file, s->zones[i].line);
@@ -161,8 +161,8 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out)
         const struct btr_zone_stat *z = &s->zones[i];
         snprintf(loc, sizeof loc, "%s:%u", z->file, z->line);
         fprintf(out, "%-*.*s  %-*.*s  %10llu  %14lld  %12lld  %12lld  %12lld\n", wname, wname,
-                z->name, wloc, wloc, loc, (unsigned long long)z->count, (long long)z->total_ns,
-                (long long)(z->total_ns / (int64_t)z->count), (long long)z->min_ns,
-                (long long)z->max_ns);
+                btr_demangle(z->name), wloc, wloc, loc, (unsigned long long)z->count,
+                (long long)z->total_ns, (long long)(z->total_ns / (int64_t)z->count),
+                (long long)z->min_ns, (long long)z->max_ns);
     }
 }
