@@ -1,7 +1,7 @@
 /* boardtrace-report over a C++ program's trace: bt_report_cpp runs as a
  * board would run it (TRACY_NO_EXIT=1), boardtrace-capture records it, and
  * the report shows its functions demangled (they reach the trace under their
- * mangled ELF symbol names). */
+ * mangled ELF symbol names) and its leaks with the function they came from. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -109,6 +109,20 @@ static void frames_show_cpp_functions_demangled(void **state)
     assert_null(strstr(buf, "_ZN11report_demo"));
 }
 
+/* stats: the pool's 4 allocations, 1 free, peak 364 bytes (3 x 100 + 64)
+ * and 3 leaks of 100 bytes, all from LeakyAlloc, named demangled. */
+static void stats_show_leaks_with_their_demangled_function(void **state)
+{
+    (void)state;
+    static char buf[1 << 20];
+    report("stats", buf, sizeof buf);
+    assert_non_null(strstr(buf, "\nleaky-pool                                 4           1        "
+                                "     364         3             300\n"));
+    assert_non_null(strstr(buf, "\nreport_demo::LeakyAlloc(unsigned long)            leaky-pool   "
+                                "                3             300\n"));
+    assert_null(strstr(buf, "_ZN11report_demo"));
+}
+
 static int remove_tmpdir(void **state)
 {
     (void)state;
@@ -128,6 +142,7 @@ int main(int argc, char **argv)
     program_bin = argv[3];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(frames_show_cpp_functions_demangled),
+        cmocka_unit_test(stats_show_leaks_with_their_demangled_function),
     };
     return cmocka_run_group_tests(tests, record, remove_tmpdir);
 }

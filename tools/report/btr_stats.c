@@ -8,8 +8,9 @@
 #include "btr_report.h"
 
 struct agg {
-    struct btc_vec by_static;  /* struct btr_zone_stat per static id */
-    struct btc_vec by_payload; /* per payload id */
+    struct btr_sections sections; /* first: the sections' callbacks take it as ctx */
+    struct btc_vec by_static;     /* struct btr_zone_stat per static id */
+    struct btc_vec by_payload;    /* per payload id */
 };
 
 static struct btr_zone_stat *slot(struct btc_vec *v, size_t i)
@@ -59,7 +60,14 @@ int btr_stats_compute(struct btr_stats *s, const char *path, char *err, size_t e
     struct agg a;
     btc_vec_init(&a.by_static, sizeof(struct btr_zone_stat));
     btc_vec_init(&a.by_payload, sizeof(struct btr_zone_stat));
-    int rc = btc_tracy_read(path, &s->trace, on_zone, &a, err, errlen);
+    btr_sections_init(&a.sections);
+    struct btc_read_more more = {0};
+    btr_sections_callbacks(&more);
+    int rc =
+        btc_tracy_read_more(path, &s->trace, on_zone, btr_sections_message, &more, &a, err, errlen);
+    if (rc >= 0)
+        btr_sections_finish(&a.sections, &s->trace);
+    s->sections = a.sections;
     if (rc >= 0) {
         s->zones = calloc(a.by_static.len + a.by_payload.len + 1, sizeof *s->zones);
         if (!s->zones) {
@@ -91,6 +99,7 @@ int btr_stats_compute(struct btr_stats *s, const char *path, char *err, size_t e
 void btr_stats_free(struct btr_stats *s)
 {
     free(s->zones);
+    btr_sections_free(&s->sections);
     btc_trace_free(&s->trace);
 }
 

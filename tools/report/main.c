@@ -33,9 +33,13 @@ static void usage(FILE *to)
         "  stats    zone statistics per source location: name, file, line, count, total,\n"
         "           mean, min and max ns; an aligned table, or with --csv the columns\n"
         "           of tracy-csvexport (name,src_file,src_line,total_ns,total_perc,\n"
-        "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time. C++ names\n"
-        "           are shown demangled, except in --csv, which keeps them as\n"
-        "           stored, as tracy-csvexport does\n"
+        "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time. The table\n"
+        "           goes on with frames (count, mean and p99 frame time per set),\n"
+        "           memory (per pool: allocations, frees, peak, leaks and where they\n"
+        "           were allocated), locks (wait time), messages (by severity, the\n"
+        "           first errors), plots (min, max, mean), GPU zones, CPU samples and\n"
+        "           system tracing. C++ names are shown demangled, except in --csv,\n"
+        "           which keeps them as stored, as tracy-csvexport does\n"
         "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
         "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
         "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
@@ -139,6 +143,7 @@ static int cmd_stats(int argc, char **argv)
         btr_stats_print_csv(&s, stdout, sep);
     else {
         btr_stats_print_table(&s, stdout);
+        btr_print_sections(&s.sections, &s.trace, stdout);
         btr_print_gpu(&s.trace, stdout);
         btr_print_samples(&s.trace, stdout, 20);
         btr_print_system(&s.trace, stdout);
