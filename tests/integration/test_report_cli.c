@@ -18,6 +18,8 @@
 
 #include <cmocka.h>
 
+#include "btc_tracy.h"
+
 extern char **environ;
 
 static const char *data_dir, *report_bin;
@@ -240,6 +242,117 @@ static void gpu_zones_frames_and_plots_are_exported(void **state)
                      1);
 }
 
+/* The discontinuous frame set's frame times, read independently of the
+ * report: its 99th percentile by nearest rank, and the mean. */
+struct frame_times {
+    int64_t d[4][256]; /* per frame set (the recording has 3) */
+    size_t n[4];
+};
+
+static int on_frame(void *ctx, const struct btc_trace *t, const struct btc_read_frame *f)
+{
+    (void)t;
+    struct frame_times *ft = ctx;
+    if (f->set < 4 && f->end >= 0 && ft->n[f->set] < 256)
+        ft->d[f->set][ft->n[f->set]++] = f->end - f->start;
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void discontinuous_frame_times(const char *path, int64_t *mean, int64_t *p99)
+{
+    struct btc_trace t;
+    char err[512];
+    static struct frame_times ft;
+    struct btc_read_more more = {.frame = on_frame};
+    assert_int_equal(btc_tracy_read_more(path, &t, NULL, NULL, &more, &ft, err, sizeof err), 0);
+    size_t set = 4;
+    for (size_t i = 0; i < t.framesets.len && i < 4; i++) {
+        const struct btc_read_frameset *fs = btc_vec_at(&t.framesets, i);
+        if (!strcmp(btc_trace_string(&t, fs->name), "full-discontinuous"))
+            set = i;
+    }
+    btc_trace_free(&t);
+    assert_true(set < 4);
+    assert_int_equal(ft.n[set], 100);
+    qsort(ft.d[set], 100, sizeof ft.d[set][0], cmp_i64);
+    int64_t sum = 0;
+    for (size_t i = 0; i < 100; i++)
+        sum += ft.d[set][i];
+    *mean = sum / 100;
+    *p99 = ft.d[set][98]; /* nearest rank: the 99th of 100 */
+}
+
+/* stats after the zone table, on the rich upstream session, against the
+ * counts upstream's loader read (tests/data/tracy-0.14.0-full/README.md):
+ * frames per set with mean and p99 frame time, memory per pool with its
+ * peak (the chrome export's counter peaks at 16384 in the discard pool) and
+ * no leaks, each lock's waits that ended in an obtain (full-mutex: 801
+ * waits; full-rwlock: 33 exclusive and 160 shared), messages by severity
+ * with the first errors, and each plot's min, max and mean. */
+static void stats_show_frames_memory_locks_messages_and_plots(void **state)
+{
+    (void)state;
+    char src[4096], out[4200], row[256];
+    snprintf(src, sizeof src, "%s/../tracy-0.14.0-full/session.tracy", data_dir);
+    snprintf(out, sizeof out, "%s/sections.txt", tmpdir);
+    const char *stats[] = {"stats", src, NULL};
+    assert_int_equal(run_to_file(stats, out), 0);
+
+    assert_int_equal(count_in(out, "\n(default)                                102  "), 1);
+    assert_int_equal(count_in(out, "\nfull-named-frame                         100  "), 1);
+    int64_t mean, p99;
+    discontinuous_frame_times(src, &mean, &p99);
+    snprintf(row, sizeof row, "\nfull-discontinuous                       100  %14lld  %14lld  ",
+             (long long)mean, (long long)p99);
+    assert_int_equal(count_in(out, row), 1);
+
+    assert_int_equal(count_in(out, "\ndefault                                  880         880  "
+                                   "           256         0               0\n"),
+                     1);
+    assert_int_equal(count_in(out, "\nfull-pool                                800         800"),
+                     1);
+    assert_int_equal(count_in(out, "\nfull-pool-cs                              80          80"),
+                     1);
+    assert_int_equal(count_in(out, "\nfull-discard-pool                         12          12  "
+                                   "         16384         0               0\n"),
+                     1);
+    assert_int_equal(count_in(out, "leaked from"), 0);
+
+    assert_int_equal(
+        count_in(out,
+                 "\nfull-mutex                        lockable        3        2405         801"),
+        1);
+    assert_int_equal(
+        count_in(out,
+                 "\nfull-rwlock                       shared          3         583         193"),
+        1);
+
+    assert_int_equal(count_in(out, "\nMessages: 57\n"), 1);
+    assert_int_equal(
+        count_in(out,
+                 "\nprogram        33  trace 2  debug 2  info 23  warning 2  error 2  fatal 2\n"),
+        1);
+    assert_int_equal(count_in(out, "first errors (4 error and fatal messages):\n"), 1);
+    assert_int_equal(count_in(out, " s  error    log error\n"), 1);
+    assert_int_equal(count_in(out, " s  fatal    log literal fatal\n"), 1);
+
+    assert_int_equal(count_in(out, "\nfull-plot-double                  user            100  "
+                                   "             0           24.75          12.375\n"),
+                     1);
+    assert_int_equal(count_in(out, "\nfull-plot-int                     user            100  "
+                                   "             0          101376           50688\n"),
+                     1);
+    assert_int_equal(count_in(out, "\nfull-plot-watt                    user            100  "
+                                   "            10              19            14.5\n"),
+                     1);
+}
+
 /* Symbolizing copies the whole file: an upstream recording (LZ4, every
  * section) with nothing to name comes out showing the same zones and the
  * same 84344 frames; wrong arguments are refused by name. */
@@ -300,6 +413,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_file_needing_more_than_the_memory_limit_is_refused),
         cmocka_unit_test(symbolizing_rewrites_every_section_it_does_not_change_as_it_was),
         cmocka_unit_test(gpu_zones_frames_and_plots_are_exported),
+        cmocka_unit_test(stats_show_frames_memory_locks_messages_and_plots),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tmpdir);
 }

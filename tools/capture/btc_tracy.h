@@ -73,6 +73,20 @@ struct btc_read_sampled {
     uint64_t self, inclusive;
 };
 
+/* A lock (section of locks): its name (the LockName, else its source
+ * location's function, which names the variable), and how long threads
+ * waited for it: from each LockWait (or LockSharedWait) of a thread to that
+ * thread's next obtain (btc_tracy_read_locks.c). */
+struct btc_read_lock {
+    uint32_t id;
+    int64_t name; /* string index, -1 none */
+    int16_t srcloc;
+    uint8_t type; /* 0 lockable, 1 shared */
+    uint64_t threads, events;
+    uint64_t waits; /* waits that ended in an obtain */
+    int64_t wait_ns, wait_max_ns;
+};
+
 struct btc_read_thread {
     uint64_t id;
     int64_t name; /* string index, -1 none */
@@ -102,6 +116,7 @@ struct btc_trace {
     struct btc_vec threads;     /* struct btc_read_thread */
     struct btc_vec pools;       /* struct btc_read_pool */
     struct btc_vec plots;       /* struct btc_read_plot */
+    struct btc_vec lock_stats;  /* struct btc_read_lock, in file order */
     struct btc_vec app_info;    /* u32 string index */
     uint64_t zones, zones_unended, messages, messages_user, messages_colored, messages_tracy;
     uint64_t messages_with_callstack, locks, lock_events;
@@ -132,6 +147,12 @@ struct btc_trace {
     /* Callstack id -> string index + 1 of its innermost frame's function,
      * for the callstacks of timer samples (absent: unknown). */
     struct btc_map sample_top;
+    /* Callstack ids of allocations never freed: the reader resolves their
+     * innermost function into sample_top as well (leaks' top frames). */
+    struct btc_map leak_cs;
+    /* While reading a lock: per thread of it, when its pending wait began
+     * (-1 none). Upstream's locks have at most 64 threads. */
+    int64_t lock_waiting[64];
 };
 
 /* Called for each zone in file order (per thread, depth first). */
@@ -181,6 +202,7 @@ struct btc_read_mem {
     uint32_t pool; /* index in t->pools */
     uint64_t ptr, size;
     int64_t time_alloc, time_free; /* time_free -1: never freed */
+    uint32_t cs_alloc;             /* callstack id of the allocation, 0 none */
 };
 /* CPU samples, per thread in time order: first those taken at context
  * switches (ctx_switch 1), then all of them, those again included. */
@@ -238,6 +260,12 @@ struct btc_rewrite {
  * reads, calling the hook (a first pass). Returns BTC_OK or an error. */
 int btc_tracy_rewrite(const char *in, const char *out, const struct btc_rewrite *rw, char *err,
                       size_t errlen);
+
+/* The lock accumulator the reader feeds (btc_tracy_read_locks.c): a lock's
+ * header, then each of its events in file order (times in ns). */
+int btc_read_lock_begin(struct btc_trace *t, uint32_t id, int64_t name, int16_t srcloc,
+                        uint8_t type, uint64_t threads, uint64_t events);
+void btc_read_lock_event(struct btc_trace *t, int64_t time, uint8_t thread, uint8_t type);
 
 /* A string of the trace by index ("" for -1 or out of range). */
 const char *btc_trace_string(const struct btc_trace *t, int64_t idx);

@@ -96,7 +96,8 @@ static int over_limit(struct rd *r, const struct btc_trace *t, uint64_t more)
                     vec_bytes(&t->payloads) + vec_bytes(&t->framesets) + vec_bytes(&t->threads) +
                     vec_bytes(&t->pools) + vec_bytes(&t->plots) + vec_bytes(&t->app_info) +
                     vec_bytes(&t->gpu_names) + vec_bytes(&t->gpu_stats) + vec_bytes(&t->sampled) +
-                    (uint64_t)t->cs_counts.cap * 17;
+                    (uint64_t)t->cs_counts.cap * 17 + vec_bytes(&t->lock_stats) +
+                    (uint64_t)t->leak_cs.cap * 17;
     if (held + more <= memory_limit)
         return 0;
     char msg[160];
@@ -525,7 +526,8 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
     for (uint64_t i = 0; i < n && !r->failed && rc >= 0; i++) {
         uint16_t len = g16(r);
         uint64_t *c = btc_map_get(&t->cs_counts, i + 1);
-        if (!c || (int64_t)*c <= 0) {
+        uint64_t count = c && (int64_t)*c > 0 ? *c : 0;
+        if (!count && !btc_map_get(&t->leak_cs, i + 1)) {
             skip(r, (uint64_t)len * 8);
             continue;
         }
@@ -534,7 +536,7 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
             rc = BTC_ERR_NOMEM;
             break;
         }
-        *sc = (struct sampled_cs){*c, fids.len, len, i + 1};
+        *sc = (struct sampled_cs){count, fids.len, len, i + 1};
         for (uint16_t k = 0; k < len; k++) {
             uint64_t fid = g64(r);
             *(uint64_t *)btc_vec_push(&fids) = fid;
@@ -547,7 +549,7 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
                 nm[0] = nm[1] = -1;
             }
         }
-        t->timer_samples += *c;
+        t->timer_samples += count;
         if (over_limit(r, t, vec_bytes(&fids) + vec_bytes(&names)))
             rc = BTC_ERR_FORMAT;
     }
@@ -583,7 +585,7 @@ static int read_callstacks(struct rd *r, struct btc_trace *t)
             if (nm[0] >= 0 && btc_map_put(&t->sample_top, sc->id, (uint64_t)nm[0] + 1) < 0)
                 rc = BTC_ERR_NOMEM;
         }
-        for (size_t k = 0; k < sc->n && rc >= 0; k++) {
+        for (size_t k = 0; k < sc->n && sc->count && rc >= 0; k++) {
             uint64_t fid = *(uint64_t *)btc_vec_at(&fids, sc->first + k);
             const int64_t *nm = btc_vec_at(&names, (size_t)*btc_map_get(&frame_slot, fid) - 1);
             int seen = 0;
@@ -860,18 +862,29 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
 
     n = g64(r); /* locks */
     t->locks = n;
-    for (uint64_t i = 0; i < n && !r->failed; i++) {
-        skip(r, 4 + 3 + 2 + 1 + 1 + 8 + 8);
+    for (uint64_t i = 0; i < n && !r->failed && rc >= 0 && !over_limit(r, t, 0); i++) {
+        uint32_t id = g32(r);
+        int64_t name = (int64_t)g24(r) - 1;
+        int16_t srcloc = (int16_t)g16(r);
+        uint8_t type = g8(r);
+        skip(r, 1);           /* valid */
+        int64_t ref = g64(r); /* announced: event times are offsets from it */
+        skip(r, 8);           /* terminated */
         uint64_t nth = g64(r);
         skip(r, nth * 8);
         uint64_t ne = g64(r);
         t->lock_events += ne;
-        for (uint64_t k = 0; k < ne && !r->failed; k++) {
-            skip(r, 8); /* time */
+        if (!r->failed)
+            rc = btc_read_lock_begin(t, id, name, srcloc, type, nth, ne);
+        for (uint64_t k = 0; k < ne && !r->failed && rc >= 0; k++) {
+            int64_t time = gwto(r, &ref);
             t->lock_events_marked += g16(r) != 0;
-            skip(r, 2); /* thread, type */
+            uint8_t thread = g8(r);
+            btc_read_lock_event(t, time, thread, g8(r));
         }
     }
+    if (rc < 0)
+        return rc;
 
     n = g64(r); /* messages */
     t->messages = n;
@@ -1042,6 +1055,10 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             p->freed += free_off >= 0;
             e.time_free =
                 free_off < 0 ? -1 : (int64_t)((uint64_t)e.time_alloc + (uint64_t)free_off);
+            e.cs_alloc = csa;
+            if (free_off < 0 && csa && !btc_map_get(&t->leak_cs, csa) &&
+                (over_limit(r, t, 0) || btc_map_put(&t->leak_cs, csa, 1) < 0))
+                return r->failed ? BTC_ERR_FORMAT : BTC_ERR_NOMEM;
             if (cb && !r->failed && (r->cb_rc = cb(r->cb_ctx, t, &e)) < 0)
                 rd_fail(r, "export stopped");
         }
@@ -1158,6 +1175,8 @@ static void trace_init(struct btc_trace *t)
     btc_vec_init(&t->sampled, sizeof(struct btc_read_sampled));
     btc_map_init(&t->cs_counts);
     btc_map_init(&t->sample_top);
+    btc_vec_init(&t->lock_stats, sizeof(struct btc_read_lock));
+    btc_map_init(&t->leak_cs);
 }
 
 void btc_trace_free(struct btc_trace *t)
@@ -1177,6 +1196,8 @@ void btc_trace_free(struct btc_trace *t)
     btc_vec_free(&t->sampled);
     btc_map_free(&t->cs_counts);
     btc_map_free(&t->sample_top);
+    btc_vec_free(&t->lock_stats);
+    btc_map_free(&t->leak_cs);
 }
 
 const char *btc_trace_string(const struct btc_trace *t, int64_t idx)

@@ -88,7 +88,8 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
     if (z->end < z->start)
         return 0; /* never ended: no duration to show */
     const struct btc_read_srcloc *loc = btc_trace_srcloc(t, z->srcloc);
-    const char *name = loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "?";
+    const char *name =
+        loc ? btr_demangle(btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function)) : "?";
     sep(c);
     fputs("{\"ph\":\"X\",\"name\":", c->out);
     btr_json_string(c->out, name);
@@ -121,7 +122,8 @@ static int on_message(void *ctx, const struct btc_trace *t, const struct btc_rea
 static const char *srcloc_name(const struct btc_trace *t, int16_t srcloc)
 {
     const struct btc_read_srcloc *loc = btc_trace_srcloc(t, srcloc);
-    return loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "?";
+    return loc ? btr_demangle(btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function))
+               : "?";
 }
 
 static int on_gpu_zone(void *ctx, const struct btc_trace *t, const struct btc_read_gpu_zone *z)

@@ -42,7 +42,8 @@ void btr_print_gpu(const struct btc_trace *t, FILE *out)
                 continue;
             const struct btc_read_srcloc *loc = btc_trace_srcloc(t, g->srcloc);
             const char *zn =
-                loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "";
+                loc ? btr_demangle(btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function))
+                    : "";
             char where[512];
             snprintf(where, sizeof where, "%s:%u", loc ? btc_trace_string(t, loc->file) : "",
                      loc ? loc->line : 0);
@@ -83,7 +84,8 @@ void btr_print_samples(const struct btc_trace *t, FILE *out, size_t top)
             "self %", "inclusive", "incl %", "image");
     double all = t->timer_samples ? (double)t->timer_samples : 1.0;
     for (size_t i = 0; i < t->sampled.len && i < top; i++) {
-        const char *name = v[i].name >= 0 ? btc_trace_string(t, v[i].name) : "[unknown]";
+        const char *name =
+            v[i].name >= 0 ? btr_demangle(btc_trace_string(t, v[i].name)) : "[unknown]";
         fprintf(out, "%-48.48s  %10llu  %6.2f%%  %10llu  %6.2f%%  %s\n", name,
                 (unsigned long long)v[i].self, 100.0 * (double)v[i].self / all,
                 (unsigned long long)v[i].inclusive, 100.0 * (double)v[i].inclusive / all,

@@ -316,7 +316,8 @@ static uint64_t intern(struct perfetto *p, const struct btc_trace *t, int16_t sr
     if (!*sent) {
         const struct btc_read_srcloc *loc = btc_trace_srcloc(t, srcloc);
         const char *name =
-            loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : "?";
+            loc ? btr_demangle(btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function))
+                : "?";
         f_varint(&p->sub2, EN_IID, iid);
         f_string(&p->sub2, EN_NAME, name);
         f_message(&p->sub, ID_EVENT_NAMES, &p->sub2);

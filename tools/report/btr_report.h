@@ -19,7 +19,54 @@ struct btr_zone_stat {
     double sum_sq;
 };
 
+/* What stats reports besides zones, gathered while the zones stream
+ * (btr_stats_sections.c ties the parts together): memory per pool
+ * (btr_stats_memory.c), lock contention (btr_stats_locks.c), messages
+ * (btr_stats_messages.c), plots (btr_stats_plots.c) and frame times
+ * (btr_stats_frames.c). */
+#define BTR_FIRST_ERRORS 5
+struct btr_pool_stat {
+    uint64_t allocs, frees, leaks;
+    uint64_t live, peak, leaked_bytes; /* bytes */
+};
+struct btr_leak_site { /* leaked allocations of a pool by callstack (0 none) */
+    uint32_t pool, callstack;
+    uint64_t count, bytes;
+};
+struct btr_pending_free {
+    int64_t time;
+    uint64_t size;
+};
+/* Frame times of a set: exact (every duration kept, sorted at the end) up
+ * to BTR_FRAMES_EXACT frames, then a histogram of 1 %-wide buckets. */
+#define BTR_FRAMES_EXACT  (1u << 20)
+#define BTR_FRAME_BUCKETS 4400
+struct btr_frame_stat {
+    uint64_t frames, timed;
+    int64_t total_ns, min_ns, max_ns;
+    int64_t last_start; /* continuous sets: the frame still open, -1 none */
+    int continuous;
+    struct btc_vec durations; /* int64_t, while exact */
+    uint64_t *buckets;        /* BTR_FRAME_BUCKETS counts, once over */
+    int64_t p99_ns;
+};
+struct btr_sections {
+    struct btc_vec pools;      /* struct btr_pool_stat, per pool */
+    struct btc_vec leak_sites; /* struct btr_leak_site */
+    struct btc_map leak_index; /* pool << 32 | callstack -> site + 1 */
+    struct btc_vec pending;    /* struct btr_pending_free: the pool being read */
+    uint32_t pool;             /* the pool being read */
+    struct btc_vec plot_sums;  /* double per plot */
+    struct btc_vec frame_sets; /* struct btr_frame_stat, per frame set */
+    uint64_t user_severity[6], tracy_severity[6];
+    uint64_t errors_seen; /* error and fatal messages */
+    int64_t error_time[BTR_FIRST_ERRORS];
+    uint8_t error_severity[BTR_FIRST_ERRORS];
+    char *error_text[BTR_FIRST_ERRORS];
+};
+
 struct btr_stats {
+    struct btr_sections sections;
     struct btc_trace trace;
     struct btr_zone_stat *zones;
     size_t nzones;
@@ -34,6 +81,37 @@ void btr_stats_free(struct btr_stats *s);
 void btr_stats_print_csv(const struct btr_stats *s, FILE *out, const char *sep);
 /* An aligned table for people. */
 void btr_stats_print_table(const struct btr_stats *s, FILE *out);
+
+void btr_sections_init(struct btr_sections *sec);
+void btr_sections_free(struct btr_sections *sec);
+/* Points the callbacks of more at the sections; the read's ctx must be the
+ * struct btr_sections (or a struct starting with one). */
+void btr_sections_callbacks(struct btc_read_more *more);
+int btr_sections_message(void *ctx, const struct btc_trace *t, const struct btc_read_message *m);
+/* After the read: what is known only at its end (the last frame's time). */
+void btr_sections_finish(struct btr_sections *sec, const struct btc_trace *t);
+/* The sections after the zone table, in this order. */
+void btr_print_sections(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+
+/* The parts (each in its own file). */
+int btr_memory_on_event(struct btr_sections *sec, const struct btc_trace *t,
+                        const struct btc_read_mem *m);
+void btr_memory_finish(struct btr_sections *sec);
+void btr_memory_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+void btr_locks_print(const struct btc_trace *t, FILE *out);
+int btr_messages_on_message(struct btr_sections *sec, const struct btc_read_message *m);
+void btr_messages_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+int btr_plots_on_point(struct btr_sections *sec, const struct btc_read_point *p);
+void btr_plots_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+int btr_frames_on_frame(struct btr_sections *sec, const struct btc_read_frame *f);
+void btr_frames_finish(struct btr_sections *sec, const struct btc_trace *t);
+void btr_frames_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+void btr_frames_free(struct btr_sections *sec);
+
+/* The name as people read it: a mangled C++ name demangled (btr_demangle.c),
+ * any other as it is. The result lives until btr_demangle_free. */
+const char *btr_demangle(const char *name);
+void btr_demangle_free(void);
 
 /* After the zone table: GPU zone statistics per context and source
  * location (btr_gpu_samples.c), the top functions by CPU samples, and the

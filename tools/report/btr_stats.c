@@ -8,8 +8,9 @@
 #include "btr_report.h"
 
 struct agg {
-    struct btc_vec by_static;  /* struct btr_zone_stat per static id */
-    struct btc_vec by_payload; /* per payload id */
+    struct btr_sections sections; /* first: the sections' callbacks take it as ctx */
+    struct btc_vec by_static;     /* struct btr_zone_stat per static id */
+    struct btc_vec by_payload;    /* per payload id */
 };
 
 static struct btr_zone_stat *slot(struct btc_vec *v, size_t i)
@@ -59,7 +60,14 @@ int btr_stats_compute(struct btr_stats *s, const char *path, char *err, size_t e
     struct agg a;
     btc_vec_init(&a.by_static, sizeof(struct btr_zone_stat));
     btc_vec_init(&a.by_payload, sizeof(struct btr_zone_stat));
-    int rc = btc_tracy_read(path, &s->trace, on_zone, &a, err, errlen);
+    btr_sections_init(&a.sections);
+    struct btc_read_more more = {0};
+    btr_sections_callbacks(&more);
+    int rc =
+        btc_tracy_read_more(path, &s->trace, on_zone, btr_sections_message, &more, &a, err, errlen);
+    if (rc >= 0)
+        btr_sections_finish(&a.sections, &s->trace);
+    s->sections = a.sections;
     if (rc >= 0) {
         s->zones = calloc(a.by_static.len + a.by_payload.len + 1, sizeof *s->zones);
         if (!s->zones) {
@@ -91,6 +99,7 @@ int btr_stats_compute(struct btr_stats *s, const char *path, char *err, size_t e
 void btr_stats_free(struct btr_stats *s)
 {
     free(s->zones);
+    btr_sections_free(&s->sections);
     btc_trace_free(&s->trace);
 }
 
@@ -144,7 +153,7 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out)
     int wname = 4, wloc = 15;
     char loc[512];
     for (size_t i = 0; i < s->nzones; i++) {
-        int n = (int)strlen(s->zones[i].name);
+        int n = (int)strlen(btr_demangle(s->zones[i].name));
         if (n > wname)
             wname = n;
         n = snprintf(loc, sizeof loc, "%s:%u", s->zones[i].file, s->zones[i].line);
@@ -161,8 +170,8 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out)
         const struct btr_zone_stat *z = &s->zones[i];
         snprintf(loc, sizeof loc, "%s:%u", z->file, z->line);
         fprintf(out, "%-*.*s  %-*.*s  %10llu  %14lld  %12lld  %12lld  %12lld\n", wname, wname,
-                z->name, wloc, wloc, loc, (unsigned long long)z->count, (long long)z->total_ns,
-                (long long)(z->total_ns / (int64_t)z->count), (long long)z->min_ns,
-                (long long)z->max_ns);
+                btr_demangle(z->name), wloc, wloc, loc, (unsigned long long)z->count,
+                (long long)z->total_ns, (long long)(z->total_ns / (int64_t)z->count),
+                (long long)z->min_ns, (long long)z->max_ns);
     }
 }

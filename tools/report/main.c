@@ -34,7 +34,13 @@ static void usage(FILE *to)
         "  stats    zone statistics per source location: name, file, line, count, total,\n"
         "           mean, min and max ns; an aligned table, or with --csv the columns\n"
         "           of tracy-csvexport (name,src_file,src_line,total_ns,total_perc,\n"
-        "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time.\n"
+        "           counts,mean_ns,min_ns,max_ns,std_ns). Rows by total time. The table\n"
+        "           goes on with frames (count, mean and p99 frame time per set),\n"
+        "           memory (per pool: allocations, frees, peak, leaks and where they\n"
+        "           were allocated), locks (wait time), messages (by severity, the\n"
+        "           first errors), plots (min, max, mean), GPU zones, CPU samples and\n"
+        "           system tracing. C++ names are shown demangled, except in --csv,\n"
+        "           which keeps them as stored, as tracy-csvexport does\n"
         "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
         "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
         "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
@@ -141,6 +147,7 @@ static int cmd_stats(int argc, char **argv)
         btr_stats_print_csv(&s, stdout, sep);
     else {
         btr_stats_print_table(&s, stdout);
+        btr_print_sections(&s.sections, &s.trace, stdout);
         btr_print_gpu(&s.trace, stdout);
         btr_print_samples(&s.trace, stdout, 20);
         btr_print_system(&s.trace, stdout);
@@ -330,7 +337,8 @@ static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
 {
     (void)ctx;
     for (unsigned k = 0; k < n; k++) {
-        const char *name = sub[k].name == UINT32_MAX ? "" : btc_trace_string(t, sub[k].name);
+        const char *name =
+            sub[k].name == UINT32_MAX ? "" : btr_demangle(btc_trace_string(t, sub[k].name));
         const char *file = sub[k].file == UINT32_MAX ? "" : btc_trace_string(t, sub[k].file);
         printf("0x%llx\t%s\t%s:%u\n", (unsigned long long)addr, name, file, sub[k].line);
     }
@@ -371,6 +379,7 @@ static int cmd_frames(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+    atexit(btr_demangle_free);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;
