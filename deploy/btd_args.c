@@ -111,7 +111,8 @@ static const char usage_text[] =
     "7 board preflight (architecture, free space, folder); 8 upload; 9 start (capture\n"
     "or program did not start, or the board stopped answering); 10 capture (failed or\n"
     "no trace); 11 pull; 12 output (local trace or record); 13 the program exited\n"
-    "non-zero (the trace was still pulled); 130 interrupted.\n";
+    "non-zero or was killed by a signal (a trace it left was still pulled);\n"
+    "130 interrupted.\n";
 
 enum {
     OPT_HOST = 1000,

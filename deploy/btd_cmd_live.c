@@ -5,6 +5,7 @@
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_session.h"
+#include "btd_status.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -191,7 +192,10 @@ int btd_cmd_live(const struct btd_options *o)
                    !btd_interrupted) {
             status = BTD_EXIT_PROGRAM;
         }
-        if (s.program_exited)
+        if (s.program_exited && btd_status_signal(s.program_exit))
+            btd_error("the program was killed by %s (exit status %d)",
+                      btd_status_signal(s.program_exit), s.program_exit);
+        else if (s.program_exited)
             btd_note("program exited with status %d", s.program_exit);
     }
     /* What the board sent last may still be in the forward channels. */

@@ -6,6 +6,7 @@
 #include "btd_ops.h"
 #include "btd_quote.h"
 #include "btd_session.h"
+#include "btd_status.h"
 #include "btd_sha256.h"
 
 #include <boardtrace/config.h>
@@ -180,6 +181,8 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
         btd_json_int(&j, "program_exit_status", s->program_exit);
     else
         btd_json_null(&j, "program_exit_status");
+    btd_json_string(&j, "program_signal",
+                    s->program_exited ? btd_status_signal(s->program_exit) : NULL);
     btd_json_begin_object(&j, "seconds");
     double t0 = d->t_start;
     btd_json_double(&j, "preflight", d->t_preflight ? d->t_preflight - t0 : 0);
@@ -230,9 +233,12 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
            r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
                             : "SHA-256 verified");
     printf("  record    %s\n", r->record_path);
-    if (s->program_exited)
-        printf("  program   %sexit status %d%s\n", s->program_stopped ? "stopped as asked (" : "",
-               s->program_exit, s->program_stopped ? ")" : "");
+    if (s->program_exited) {
+        char status[64];
+        btd_status_describe(s->program_exit, status, sizeof status);
+        printf("  program   %s%s%s\n", s->program_stopped ? "stopped as asked (" : "", status,
+               s->program_stopped ? ")" : "");
+    }
     printf("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
            btd_now() - d->t_start, d->t_preflight - d->t_start, d->t_upload - d->t_preflight,
            d->t_run - d->t_upload, d->t_pull - d->t_run);
@@ -425,6 +431,20 @@ int btd_cmd_run(const struct btd_options *o)
                           d.board.dir, d.conn.where);
                 d.board.dir[0] = '\0'; /* nothing left there to fetch */
                 status = BTD_EXIT_CAPTURE;
+            } else if (s.trace_size < 0 && s.program_exited && s.program_exit != 0 &&
+                       !s.program_stopped && !btd_interrupted) {
+                /* the program died before a capture took anything: its
+                 * death is the failure, the missing trace its consequence */
+                const char *sig = btd_status_signal(s.program_exit);
+                if (sig)
+                    btd_error("the program was killed by %s before the capture received "
+                              "anything: no trace",
+                              sig);
+                else
+                    btd_error("the program exited with status %d before the capture received "
+                              "anything: no trace",
+                              s.program_exit);
+                status = BTD_EXIT_PROGRAM;
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);
                 status = BTD_EXIT_CAPTURE;
@@ -457,12 +477,22 @@ int btd_cmd_run(const struct btd_options *o)
                 }
                 /* A program that ends because we stopped it (Ctrl-C, -s) has
                  * not failed, whatever its signal status says. */
-                if (s.capture_exited && s.capture_exit != 0) {
+                bool failed = status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&
+                              !btd_interrupted && !s.program_stopped;
+                const char *killed = failed ? btd_status_signal(s.program_exit) : NULL;
+                if (s.capture_exited && s.capture_exit != 0)
                     btd_warn("the capture exited with status %d; its trace was kept",
                              s.capture_exit);
+                /* A program killed by a signal is the failure, whatever its
+                 * end made the capture say. */
+                if (killed) {
+                    btd_error("the program was killed by %s; the trace holds what it emitted "
+                              "before",
+                              killed);
+                    status = BTD_EXIT_PROGRAM;
+                } else if (s.capture_exited && s.capture_exit != 0) {
                     status = BTD_EXIT_CAPTURE;
-                } else if (status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&
-                           !btd_interrupted && !s.program_stopped) {
+                } else if (failed) {
                     status = BTD_EXIT_PROGRAM;
                 }
             } else {

@@ -2,6 +2,7 @@
  * SSH socket and, for live, the local forwarding sockets. */
 #define _GNU_SOURCE
 #include "btd_session.h"
+#include "btd_status.h"
 
 #include "btd_msg.h"
 #include "btd_quote.h"
@@ -470,9 +471,9 @@ void btd_session_not_ready_error(const struct btd_session *s, const struct btd_b
     if (!s->program_exited || s->program_stopped)
         snprintf(what, sizeof what, "ran but did not open its tracing port %d within %d s", s->port,
                  timeout);
-    else if (s->program_exit > 128) /* the board's shell reports signal N as 128+N */
-        snprintf(what, sizeof what, "was killed by signal %d before it opened its tracing port %d",
-                 s->program_exit - 128, s->port);
+    else if (btd_status_signal(s->program_exit))
+        snprintf(what, sizeof what, "was killed by %s before it opened its tracing port %d",
+                 btd_status_signal(s->program_exit), s->port);
     else
         snprintf(what, sizeof what, "exited with status %d before it opened its tracing port %d",
                  s->program_exit, s->port);

@@ -761,3 +761,25 @@ uint64_t bt_dropped_events(void)
 {
     return atomic_load_explicit(&bt_rt.dropped, memory_order_relaxed);
 }
+
+int bt_crash_record(const char *text, const uint64_t *frames, int nframes)
+{
+    struct bt_thread *t = tls_thread;
+    if (!t || nframes < 0)
+        return 0;
+    nframes = clamp_depth(nframes);
+    size_t need = BT_REC_HEADER + 8u * (size_t)nframes + 8u;
+    size_t size = t->mask + 1, to_end = size - (t->head_local & t->mask);
+    size_t total = need <= to_end ? need : to_end + need;
+    uint64_t tail = atomic_load_explicit(&t->tail, memory_order_acquire);
+    if (t->head_local + total - tail > size)
+        return 0;
+    t->tail_cache = tail;
+    uint8_t *p = ring_reserve(t, need, 0);
+    uint64_t address = (uint64_t)(uintptr_t)text;
+    rec_header(p, BT_REC_CRASH, (uint8_t)nframes, 8, 0, bt_timer_now());
+    memcpy(p + BT_REC_HEADER, frames, 8u * (size_t)nframes);
+    memcpy(p + BT_REC_HEADER + 8u * (size_t)nframes, &address, 8);
+    ring_commit(t, need);
+    return 1;
+}

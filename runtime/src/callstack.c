@@ -376,17 +376,66 @@ static struct module *module_get(const char *path, uintptr_t bias)
     return free_slot;
 }
 
-/* A module's file: its loader name, or the executable's for the main one. */
-static int module_path(const char *name, char *path, size_t size)
+/* The file mapped at address, from /proc/self/maps: 0 when the mapping was
+ * found (path "" when it has no file, as the vDSO's "[vdso]"), -1 when the
+ * maps could not be read. */
+static int mapped_file(uintptr_t address, char *path, size_t size)
+{
+    path[0] = 0;
+    FILE *f = fopen("/proc/self/maps", "r");
+    int found = -1;
+    char line[768];
+    int at_start = 1; /* a long path's rest is not a line */
+    while (f && fgets(line, sizeof line, f)) {
+        int starts = at_start;
+        at_start = strchr(line, '\n') != NULL;
+        char *end;
+        uintptr_t lo = (uintptr_t)strtoull(line, &end, 16);
+        if (!starts || *end != '-')
+            continue;
+        uintptr_t hi = (uintptr_t)strtoull(end + 1, NULL, 16);
+        if (address < lo || address >= hi)
+            continue;
+        char *file = strchr(line, '/');
+        if (file && at_start) {
+            file[strcspn(file, "\n")] = 0;
+            snprintf(path, size, "%s", file);
+        }
+        found = 0;
+        break;
+    }
+    if (f)
+        fclose(f);
+    return found;
+}
+
+/* The main program's file, found once by where it is mapped: not
+ * /proc/self/exe, which names the loader when the loader was run as a
+ * program (`ld.so --library-path ... PROGRAM`, how boardtrace runs a program
+ * with the libraries it brought). */
+static uintptr_t main_bias;
+static char main_path[512];
+static int main_looked;
+
+/* A module's file: its loader name, or for the main program (no name) the
+ * file mapped at one of its addresses. */
+static int module_path(const char *name, uintptr_t bias, uintptr_t inside, char *path, size_t size)
 {
     if (name && name[0]) {
         snprintf(path, size, "%s", name);
         return 0;
     }
-    ssize_t n = readlink("/proc/self/exe", path, size - 1);
-    if (n <= 0)
+    if (!main_looked || main_bias != bias) {
+        main_looked = 1;
+        main_bias = bias;
+        if (mapped_file(inside, main_path, sizeof(main_path)) != 0) {
+            ssize_t n = readlink("/proc/self/exe", main_path, sizeof(main_path) - 1);
+            main_path[n > 0 ? n : 0] = 0;
+        }
+    }
+    if (!main_path[0])
         return -1;
-    path[n] = 0;
+    snprintf(path, size, "%s", main_path);
     return 0;
 }
 
@@ -395,7 +444,7 @@ static struct module *module_for(uint64_t address)
     struct find_state s = {(uintptr_t)address, NULL, 0, 0, ""};
     dl_iterate_phdr(find_module_cb, &s);
     char path[512];
-    if (!s.found || module_path(s.name, path, sizeof(path)) != 0)
+    if (!s.found || module_path(s.name, s.bias, s.address, path, sizeof(path)) != 0)
         return NULL;
     struct module *m = module_get(path, s.bias);
     memcpy(m->build_id, s.build_id, sizeof(m->build_id));
@@ -427,8 +476,12 @@ static int names_file_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
     (void)size;
     struct names_state *s = arg;
+    uintptr_t inside = 0;
+    for (int i = 0; i < info->dlpi_phnum && !inside; i++)
+        if (info->dlpi_phdr[i].p_type == PT_LOAD)
+            inside = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
     char path[512];
-    if (module_path(info->dlpi_name, path, sizeof(path)) != 0)
+    if (module_path(info->dlpi_name, info->dlpi_addr, inside, path, sizeof(path)) != 0)
         return 0;
     /* the vDSO and other modules without a file have no line table */
     if (info->dlpi_name && info->dlpi_name[0] && access(path, R_OK) != 0)

@@ -625,6 +625,14 @@ void bt_enc_simple(struct bt_encoder *e, uint8_t type)
     *bt_encoder_reserve(e, 1) = type;
 }
 
+void bt_enc_crash_report(struct bt_encoder *e, int64_t time, uint64_t text)
+{
+    uint8_t *p = bt_encoder_reserve(e, 17);
+    p[0] = BT_EV_CRASH_REPORT;
+    bt_wire_put_u64(p + 1, (uint64_t)time);
+    bt_wire_put_u64(p + 9, text);
+}
+
 void bt_enc_ack_source_code_not_available(struct bt_encoder *e, uint32_t id)
 {
     uint8_t *p = bt_encoder_reserve(e, 5);

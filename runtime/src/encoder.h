@@ -170,6 +170,9 @@ void bt_enc_callstack_frame(struct bt_encoder *e, const char *function, size_t f
 void bt_enc_symbol_information(struct bt_encoder *e, const char *file, size_t file_len,
                                uint32_t line, uint64_t sym_addr);
 void bt_enc_simple(struct bt_encoder *e, uint8_t type);
+/* CrashReport: when (absolute) and the text's string key; the Callstack
+ * event before it on the thread is the crash's. */
+void bt_enc_crash_report(struct bt_encoder *e, int64_t time, uint64_t text);
 void bt_enc_ack_source_code_not_available(struct bt_encoder *e, uint32_t id);
 
 #endif

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "crash.h"
 #include "env.h"
 #include "runtime.h"
 #include "systrace.h"
@@ -130,8 +131,10 @@ static void start(void)
     else
         atomic_store(&bt_rt.worker_alive, 0);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (worker_started)
+    if (worker_started) {
         bt_systrace_start();
+        bt_crash_install();
+    }
     bt_rt.init_end = bt_timer_now();
     start_status = 0;
 }

@@ -35,6 +35,7 @@ enum bt_rec_kind {
     BT_REC_SECTION_LEAVE,  /* b: id */
     BT_REC_SECTION_SETUP,  /* b: category; payload: text */
     BT_REC_PARAM_SETUP,    /* b: idx; payload: name, type | (u32)value << 32 */
+    BT_REC_CRASH,          /* payload: text address (crash.c) */
 };
 
 struct bt_rec {
@@ -265,6 +266,11 @@ void *bt_worker_main(void *arg);
  * it and its extra slots are published, else NULL; then release it. */
 struct bt_slot *bt_serial_peek(struct bt_serial *q);
 void bt_serial_release(struct bt_serial *q, const struct bt_slot *s);
+
+/* The crash handler's record (crash.c) on the calling thread's ring: only
+ * if the thread has one (nothing is allocated in a signal handler) and it
+ * has room now (no wait). Returns 0 if it could not be written. */
+int bt_crash_record(const char *text, const uint64_t *frames, int nframes);
 
 /* Makes addresses safe for upstream's pointer packing (protocol notes 8.5)
  * unless NO_POINTER_COMPRESSION is set. */

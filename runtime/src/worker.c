@@ -398,6 +398,13 @@ static void encode_record(struct session *s, const struct bt_rec *r, const uint8
         key_set_add(&s->strings, u0);
         bt_enc_param_setup(e, r->b, u0, (uint8_t)u1, (int32_t)(uint32_t)(u1 >> 32));
         break;
+    case BT_REC_CRASH:
+        /* the callstack above is the crash's; Crash tells the capture not
+         * to wait for the zones the crash left open */
+        key_set_add(&s->strings, u0);
+        bt_enc_crash_report(e, r->time, u0);
+        bt_enc_simple(e, BT_EV_CRASH);
+        break;
     default:
         break;
     }

@@ -1494,10 +1494,24 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_CRASH:
         m->crashed = 1;
         return BTC_OK;
-    case BT_EV_CRASH_REPORT:
+    case BT_EV_CRASH_REPORT: {
         m->crashed = 1;
         see_time(m, ev->time);
-        return want_string(m, bt_wire_get_u64(p + 9)) < 0 ? nomem(err, errlen) : BTC_OK;
+        int64_t ti = current_thread(m);
+        if (ti < 0)
+            return nomem(err, errlen);
+        /* the callstack comes before the report (boardtrace's order) or
+         * after it (upstream's): btc_model_finish takes the late one */
+        struct btc_thread *th = thread_at(m, ti);
+        m->crash.tid = th->tid;
+        m->crash.time = ev->time;
+        m->crash.text = bt_wire_get_u64(p + 9);
+        m->crash.callstack = th->pending_callstack;
+        th->pending_callstack = 0;
+        m->crash.thread = ti;
+        m->crash.reported = 1;
+        return want_string(m, m->crash.text) < 0 ? nomem(err, errlen) : BTC_OK;
+    }
     case BT_EV_GPU_NEW_CONTEXT:
     case BT_EV_GPU_ZONE_BEGIN:
     case BT_EV_GPU_ZONE_BEGIN_CALLSTACK:
@@ -1561,6 +1575,11 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
 
 int btc_model_finish(struct btc_model *m)
 {
+    if (m->crash.reported && !m->crash.callstack) {
+        struct btc_thread *t = thread_at(m, m->crash.thread);
+        m->crash.callstack = t->pending_callstack;
+        t->pending_callstack = 0;
+    }
     for (size_t i = 0; i < m->threads.len; i++) {
         struct btc_thread *t = thread_at(m, (int64_t)i);
         struct btc_tl_cursor c;

@@ -233,6 +233,16 @@ struct btc_model {
     int64_t last_msg_time;
     int msgs_unsorted; /* a message came earlier than the one before */
     int crashed;
+    /* The CrashReport, as the file's crash event: the thread's id, when,
+     * the text's string key, and the callstack bound to it (0 none). */
+    struct {
+        uint64_t tid;
+        int64_t time;
+        uint64_t text;
+        uint32_t callstack;
+        int64_t thread; /* model index, for a callstack sent after the report */
+        int reported;
+    } crash;
     uint64_t zone_count;
     uint64_t event_count;
 

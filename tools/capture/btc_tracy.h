@@ -118,6 +118,11 @@ struct btc_trace {
     struct btc_vec plots;       /* struct btc_read_plot */
     struct btc_vec lock_stats;  /* struct btc_read_lock, in file order */
     struct btc_vec app_info;    /* u32 string index */
+    /* The crash event: the crashed thread's id (0 no crash), when, its text
+     * (string index, -1 none) and callstack id (0 none). */
+    uint64_t crash_thread;
+    int64_t crash_time, crash_text;
+    uint32_t crash_callstack;
     uint64_t zones, zones_unended, messages, messages_user, messages_colored, messages_tracy;
     uint64_t messages_with_callstack, locks, lock_events;
     uint64_t lock_events_marked; /* given a source location by a LockMark */

@@ -675,7 +675,10 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             }
         }
     }
-    skip(r, 28); /* crash event */
+    t->crash_thread = g64(r); /* crash event */
+    t->crash_time = (int64_t)g64(r);
+    t->crash_text = (int64_t)g64(r); /* a pointer key until the strings are read */
+    t->crash_callstack = g32(r);
 
     n = g64(r); /* frame sets */
     for (uint64_t i = 0; i < n && !r->failed && !over_limit(r, t, 0); i++) {
@@ -801,6 +804,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         struct btc_read_frameset *fs = btc_vec_at(&t->framesets, i);
         fs->name = fs->name ? string_of_key(t, (uint64_t)fs->name) : -1;
     }
+    t->crash_text = t->crash_thread ? string_of_key(t, (uint64_t)t->crash_text) : -1;
     t->external_names = g64(r);
     for (uint64_t i = 0; i < t->external_names && !r->failed; i++)
         skip(r, 24);

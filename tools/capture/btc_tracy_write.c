@@ -765,8 +765,12 @@ static int write_payload(struct writer *wr)
     put_str(w, wl->host_info, strlen(wl->host_info));
 
     write_topology(wr);
-    for (int i = 0; i < 28; i++)
-        put_u8(w, 0); /* crash event */
+    /* The crash event (zeros if none): its text is a pointer key, which
+     * the pointer strings map to the text. */
+    put_u64(w, m->crash.reported ? m->crash.tid : 0);
+    put_i64(w, m->crash.reported ? m->crash.time : 0);
+    put_u64(w, m->crash.reported ? m->crash.text : 0);
+    put_u32(w, m->crash.reported ? m->crash.callstack : 0);
     if ((rc = write_frames(wr)) < 0)
         return rc;
     if (wr->version >= BTC_FILE_VERSION_0_14_0 && (rc = btcw_sections(wr)) < 0)

@@ -122,6 +122,8 @@ void btr_print_code(const struct btc_trace *t, FILE *out);
 /* System tracing (btr_system.c): topology, context switches and samples per
  * thread. */
 void btr_print_system(const struct btc_trace *t, FILE *out);
+/* The crash the trace records, if any: thread, time, text. */
+void btr_print_crash(const struct btc_trace *t, FILE *out);
 
 /* Writes the trace's zones as Chrome trace-event JSON (Perfetto opens it):
  * complete events per zone, thread and process names as metadata. */

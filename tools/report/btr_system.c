@@ -28,3 +28,13 @@ void btr_print_system(const struct btc_trace *t, FILE *out)
     if (!shown)
         fprintf(out, "no thread has context switches or CPU samples in this trace\n");
 }
+
+void btr_print_crash(const struct btc_trace *t, FILE *out)
+{
+    if (!t->crash_thread)
+        return;
+    const char *text = t->crash_text >= 0 ? btc_trace_string(t, t->crash_text) : NULL;
+    fprintf(out, "\nCrash: thread %" PRIu64 " at %.6f s: %s%s\n", t->crash_thread,
+            (double)t->crash_time / 1e9, text ? text : "(no text)",
+            t->crash_callstack ? "" : " (no callstack)");
+}

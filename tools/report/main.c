@@ -152,6 +152,7 @@ static int cmd_stats(int argc, char **argv)
         btr_print_samples(&s.trace, stdout, 20);
         btr_print_system(&s.trace, stdout);
         btr_print_code(&s.trace, stdout);
+        btr_print_crash(&s.trace, stdout);
     }
     btr_stats_free(&s);
     if (fflush(stdout) != 0 || ferror(stdout)) {

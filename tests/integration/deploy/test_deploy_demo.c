@@ -18,8 +18,10 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace board.sh board-dir boardtrace-demo boardtrace-report
- * boardtrace-demo-dynamic boardtrace-demo-callstacks */
-static const char *demo, *report, *demo_dynamic, *demo_callstacks;
+ * boardtrace-demo-dynamic boardtrace-demo-callstacks
+ * boardtrace-demo-dynamic-callstacks bt_crashing */
+static const char *demo, *report, *demo_dynamic, *demo_callstacks, *demo_dynamic_callstacks,
+    *crashing;
 
 static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
 {
@@ -318,12 +320,128 @@ static void a_stripped_upload_has_its_frames_named_on_the_host(void **state)
     result_free(&r);
 }
 
+/* Runs the dynamic demo with callstacks (through the loader boardtrace
+ * brings, as the board has none) with extra options, and checks that
+ * `boardtrace-report frames` names the program's frames after the program:
+ * its functions, demo.c lines, never the loader. */
+static void dynamic_frames_are_named_after_the_program(const char *name, const char *extra)
+{
+    char out[600];
+    snprintf(out, sizeof out, "%s/%s.tracy", work, name);
+    const char *argv[24];
+    const char *rest[] = {"-f", "-o", out, extra, NULL};
+    const char *tail[] = {demo_dynamic_callstacks, "--", "-f", "20", NULL};
+    run_argv(argv, rest, tail); /* without extra, rest ends at its NULL */
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, " (620 zones, 22 frames)\n"));
+    result_free(&r);
+
+    const char *frames[] = {report, "frames", out, NULL};
+    assert_int_equal(run_command((char *const *)frames, work, 60, &r), 0);
+    assert_status(&r, 0);
+    fprintf(stderr, "frames of %s:\n%s\n", name, r.out);
+    assert_non_null(strstr(r.out, "\tworker\t"));
+    assert_non_null(strstr(r.out, "\tmain\t"));
+    assert_non_null(strstr(r.out, "/runtime/demo/demo.c:"));
+    assert_null(strstr(r.out, "ld-linux"));
+    assert_null(strstr(r.out, "\t_dl_"));
+    /* every frame left unnamed is in the brought libc (stripped in the
+     * sysroot), none in the program */
+    for (const char *line = r.out; *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : "") {
+        const char *hex = strstr(line, "+0x");
+        const char *eol = strchr(line, '\n');
+        if (hex && (!eol || hex < eol))
+            assert_true(hex - line > 9 && strncmp(hex - 9, "libc.so.6", 9) == 0);
+    }
+    result_free(&r);
+}
+
+static void a_dynamic_program_has_its_frames_named_after_itself(void **state)
+{
+    (void)state;
+    dynamic_frames_are_named_after_the_program("dynamic-stripped", NULL);
+}
+
+static void a_dynamic_program_uploaded_whole_names_its_frames_on_the_board(void **state)
+{
+    (void)state;
+    dynamic_frames_are_named_after_the_program("dynamic-whole", "--no-strip");
+}
+
+/* A program that crashes inside a zone after the capture connected: the
+ * trace holds the zone and the crash with its callstack, and run names the
+ * signal in its error, summary and record, and exits 13 (the program). */
+static void a_crash_keeps_the_trace_and_is_named_by_its_signal(void **state)
+{
+    (void)state;
+    char out[600], record[640];
+    snprintf(out, sizeof out, "%s/crash.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
+    const char *argv[24];
+    const char *rest[] = {"-f", "-o", out, crashing, "--", "wait", NULL};
+    run_argv(argv, rest, NULL);
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
+    assert_status(&r, 13);
+    assert_non_null(strstr(r.err, "the program was killed by SIGSEGV; the trace holds"));
+    assert_non_null(strstr(r.out, "  program   killed by SIGSEGV (exit status 139)\n"));
+    assert_non_null(strstr(r.out, "  capture   complete in "));
+    /* the zone the crash left open is in the trace */
+    assert_non_null(strstr(r.out, " (1 zones, "));
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"program_exit_status\": 139"));
+    assert_non_null(strstr(json, "\"program_signal\": \"SIGSEGV\""));
+    free(json);
+    result_free(&r);
+
+    const char *stats[] = {report, "stats", out, NULL};
+    assert_int_equal(run_command((char *const *)stats, work, 60, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, ": the program was killed by SIGSEGV at address 0x0\n"));
+    assert_null(strstr(r.out, "(no callstack)"));
+    result_free(&r);
+    /* the crash's callstack and the allocation's, named */
+    const char *frames[] = {report, "frames", out, NULL};
+    assert_int_equal(run_command((char *const *)frames, work, 60, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, "\tcrashing_step\t"));
+    assert_non_null(strstr(r.out, "/tests/integration/bt_crashing.c:"));
+    result_free(&r);
+}
+
+/* A program that dies as a capture connects, before it received anything
+ * (its crash handler off, so that it dies at once), is reported as the
+ * program's death by its signal, not as a capture that left no trace (10):
+ * exit 13, or 9 when the board's supervisor had not yet seen the port open
+ * (on a busy machine it may look after the program is gone). */
+static void a_crash_before_the_capture_connected_is_the_programs_death(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/early-crash.tracy", work);
+    const char *argv[24];
+    const char *rest[] = {"-f",     "-o", out,     "--env", "BOARDTRACE_NO_CRASH_HANDLER=1",
+                          crashing, "--", "early", NULL};
+    run_argv(argv, rest, NULL);
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
+    if (r.status != 13 && r.status != 9)
+        result_print(&r);
+    assert_true(r.status == 13 || r.status == 9);
+    assert_non_null(strstr(r.err, "killed by SIGSEGV"));
+    assert_null(strstr(r.err, "the capture left no trace"));
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 8) {
+    if (argc != 10) {
         fprintf(stderr,
                 "usage: %s BOARDTRACE BOARD_SH BOARD_DIR DEMO REPORT DEMO_DYNAMIC "
-                "DEMO_CALLSTACKS\n",
+                "DEMO_CALLSTACKS DEMO_DYNAMIC_CALLSTACKS CRASHING\n",
                 argv[0]);
         return 2;
     }
@@ -334,6 +452,8 @@ int main(int argc, char **argv)
     report = argv[5];
     demo_dynamic = argv[6];
     demo_callstacks = argv[7];
+    demo_dynamic_callstacks = argv[8];
+    crashing = argv[9];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
         cmocka_unit_test(a_dynamic_program_runs_with_the_loader_and_libraries_brought),
@@ -341,6 +461,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_run_survives_its_ssh_connection_being_cut),
         cmocka_unit_test(a_detached_run_is_listed_stopped_and_fetched),
         cmocka_unit_test(a_stripped_upload_has_its_frames_named_on_the_host),
+        cmocka_unit_test(a_dynamic_program_has_its_frames_named_after_itself),
+        cmocka_unit_test(a_dynamic_program_uploaded_whole_names_its_frames_on_the_board),
+        cmocka_unit_test(a_crash_keeps_the_trace_and_is_named_by_its_signal),
+        cmocka_unit_test(a_crash_before_the_capture_connected_is_the_programs_death),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }
