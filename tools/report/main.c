@@ -39,7 +39,8 @@ static void usage(FILE *to)
             "  symbolize  names the callstack frames a stripped program recorded as\n"
             "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
             "           (matched by build-id): function, source file and line; rewrites\n"
-            "           TRACE in place (replaced once complete) or into -o OUT\n"
+            "           TRACE in place (replaced once complete) or into -o OUT; an OUT\n"
+            "           that is one of the BINARY files is refused\n"
             "  frames   the callstack frames of the trace: address, function, file:line\n"
             "\n"
             "  --max-memory SIZE  what the report may hold of the trace's strings and\n"
@@ -279,6 +280,16 @@ static int cmd_symbolize(int argc, char **argv)
     const char *trace = files[0];
     if (!out)
         out = trace;
+    for (int i = 1; i < n; i++) {
+        if (same_file(files[i], out)) {
+            fprintf(stderr,
+                    "boardtrace-report symbolize: -o %s is the binary %s itself; name another "
+                    "file\n",
+                    out, files[i]);
+            free(files);
+            return EXIT_USAGE;
+        }
+    }
     struct btr_symbolize_result res;
     char err[600] = "";
     int rc = btr_symbolize(trace, out, files + 1, n - 1, &res, err, sizeof err);
