@@ -319,7 +319,19 @@ static void symbolize_refuses_an_output_that_is_one_of_the_binaries(void **state
 /* A trace of n allocations in the default pool (times 1..n, sizes 1..5 in
  * turn), freed in the reverse order (times n+1..2n): the frees reach the
  * export in allocation order, the reverse of their time order. */
-static void write_memory_trace(const char *path, uint32_t n)
+static size_t string_data(uint8_t *p, uint64_t key, const char *text)
+{
+    size_t n = strlen(text);
+    p[0] = BT_EV_STRING_DATA;
+    bt_wire_put_u64(p + 1, key);
+    bt_wire_put_u16(p + 9, (uint16_t)n);
+    memcpy(p + 11, text, n);
+    return 11 + n;
+}
+
+/* Before the memory events, when zone is not NULL: one zone on thread 7
+ * whose source location has that name, function and file. */
+static void write_trace(const char *path, uint32_t n, const char *zone)
 {
     struct btc_welcome w = {.timer_mul = 1.0};
     struct btc_decoder dec;
@@ -331,6 +343,30 @@ static void write_memory_trace(const char *path, uint32_t n)
     enum { BATCH = 4096 };
     uint8_t *b = malloc(BATCH * 27);
     assert_non_null(b);
+    if (zone) {
+        size_t len = 0;
+        b[len] = BT_EV_THREAD_CONTEXT;
+        bt_wire_put_u32(b + len + 1, 7);
+        len += 5;
+        b[len] = BT_EV_ZONE_BEGIN16;
+        bt_wire_put_u16(b + len + 1, 10);
+        bt_wire_put_u64(b + len + 3, 0x800);
+        len += 11;
+        b[len] = BT_EV_ZONE_END16;
+        bt_wire_put_u16(b + len + 1, 5);
+        len += 3;
+        memset(b + len, 0, 32);
+        b[len] = BT_EV_SOURCE_LOCATION;
+        bt_wire_put_u64(b + len + 1, 0x902);  /* name */
+        bt_wire_put_u64(b + len + 9, 0x900);  /* function */
+        bt_wire_put_u64(b + len + 17, 0x901); /* file */
+        bt_wire_put_u32(b + len + 25, 12);
+        len += 32;
+        for (uint64_t key = 0x900; key <= 0x902; key++)
+            len += string_data(b + len, key, zone);
+        assert_int_equal(btc_decoder_events(&dec, b, len, btc_model_event, &model, err, sizeof err),
+                         0);
+    }
     for (int pass = 0; pass < 2; pass++) {
         for (uint32_t i = 0; i < n;) {
             size_t len = 0;
@@ -371,7 +407,7 @@ static void memory_events_export_within_the_memory_limit(void **state)
     pid_t writer = fork();
     assert_true(writer >= 0);
     if (writer == 0) {
-        write_memory_trace(trace, N);
+        write_trace(trace, N, NULL);
         _exit(0);
     }
     int wst;
@@ -434,7 +470,7 @@ static void reports_do_nothing_undefined(void **state)
         skip();
     char plain[4200], full[4096], out[4200], err[4096];
     snprintf(plain, sizeof plain, "%s/no-memory.tracy", tmpdir);
-    write_memory_trace(plain, 0);
+    write_trace(plain, 0, NULL);
     snprintf(full, sizeof full, "%s/../tracy-0.14.0-full/session.tracy", data_dir);
     snprintf(out, sizeof out, "%s/ubsan.json", tmpdir);
     const char *saved = report_bin;
@@ -454,6 +490,42 @@ static void reports_do_nothing_undefined(void **state)
         }
     }
     report_bin = saved;
+}
+
+/* A zone named with terminal escapes (clear the screen, set the title,
+ * a C1 CSI): stats (table and CSV) and the JSON on stdout print them
+ * escaped, no control byte reaches the terminal. */
+static void reports_print_no_control_character_from_the_trace(void **state)
+{
+    (void)state;
+    const char *evil = "zone\x1b[2J\x1b]0;owned\x07\xc2\x9b"
+                       "31m";
+    char trace[4200], out[4200];
+    snprintf(trace, sizeof trace, "%s/escapes.tracy", tmpdir);
+    snprintf(out, sizeof out, "%s/escapes.txt", tmpdir);
+    write_trace(trace, 0, evil);
+    const char *table[] = {"stats", trace, NULL};
+    const char *csv[] = {"stats", "--csv", trace, NULL};
+    const char *json[] = {"chrome", trace, NULL};
+    const char *const *runs[] = {table, csv, json};
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(run_to_file(runs[r], out), 0);
+        FILE *f = fopen(out, "rb");
+        assert_non_null(f);
+        int c, controls = 0, prev = 0;
+        while ((c = fgetc(f)) != EOF) {
+            if ((c < 0x20 && c != '\n') || c == 0x7f || (prev == 0xc2 && c >= 0x80 && c <= 0x9f))
+                controls++;
+            prev = c;
+        }
+        fclose(f);
+        assert_int_equal(controls, 0);
+    }
+    const char *escaped = "zone\\x1b[2J\\x1b]0;owned\\x07\\xc2\\x9b31m";
+    assert_int_equal(run_to_file(table, out), 0);
+    assert_int_equal(count_in(out, escaped), 2); /* name and file */
+    assert_int_equal(run_to_file(json, out), 0);
+    assert_int_equal(count_in(out, "zone\\u001b[2J\\u001b]0;owned\\u0007\\u009b31m"), 2);
 }
 
 static int remove_tmpdir(void **state)
@@ -491,6 +563,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(symbolize_refuses_an_output_that_is_one_of_the_binaries),
         cmocka_unit_test(memory_events_export_within_the_memory_limit),
         cmocka_unit_test(reports_do_nothing_undefined),
+        cmocka_unit_test(reports_print_no_control_character_from_the_trace),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tmpdir);
 }

@@ -55,7 +55,9 @@ static int utf8_length(const unsigned char *p)
 }
 
 /* Names and texts come from the traced program as bytes: a byte that is not
- * part of well-formed UTF-8 becomes U+FFFD, so the file stays valid JSON. */
+ * part of well-formed UTF-8 becomes U+FFFD, so the file stays valid JSON;
+ * every control character (C0, DEL, C1) is escaped, so the JSON printed on
+ * a terminal cannot act on it. */
 void btr_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
@@ -66,8 +68,12 @@ void btr_json_string(FILE *out, const char *s)
             p++;
         } else if (*p == '"' || *p == '\\') {
             fprintf(out, "\\%c", *p++);
-        } else if (*p < 0x20) {
+        } else if (*p < 0x20 || *p == 0x7f) {
             fprintf(out, "\\u%04x", *p++);
+        } else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
+            /* C1 controls: JSON allows them raw, a terminal would act on them. */
+            fprintf(out, "\\u%04x", p[1]);
+            p += 2;
         } else {
             fwrite(p, 1, (size_t)n, out);
             p += n;

@@ -312,7 +312,11 @@ static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
     for (unsigned k = 0; k < n; k++) {
         const char *name = sub[k].name == UINT32_MAX ? "" : btc_trace_string(t, sub[k].name);
         const char *file = sub[k].file == UINT32_MAX ? "" : btc_trace_string(t, sub[k].file);
-        printf("0x%llx\t%s\t%s:%u\n", (unsigned long long)addr, name, file, sub[k].line);
+        printf("0x%llx\t", (unsigned long long)addr);
+        btr_text_put(stdout, name);
+        putchar('\t');
+        btr_text_put(stdout, file);
+        printf(":%u\n", sub[k].line);
     }
 }
 
