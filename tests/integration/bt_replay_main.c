@@ -21,6 +21,8 @@ int main(int argc, char **argv)
             o.bad_frame = 1;
         else if (!strcmp(argv[i], "--cut-frame"))
             o.cut_frame = 1;
+        else if (!strcmp(argv[i], "--unsolicited-mib") && i + 1 < argc)
+            o.unsolicited_mib = atol(argv[++i]);
         else if (!strcmp(argv[i], "--handshake-status") && i + 1 < argc)
             o.handshake_status = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !o.data_dir)
@@ -29,7 +31,7 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame] "
                     "[--cut-frame]] "
-                    "[--handshake-status S]\n",
+                    "[--unsolicited-mib N] [--handshake-status S]\n",
                     argv[0]);
             return 2;
         }
