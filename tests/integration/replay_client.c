@@ -526,7 +526,8 @@ static int send_frame(struct bt_replay *r, const uint8_t *data, size_t n)
 }
 
 /* StringData of distinct 4000-byte texts under keys no query names, mib
- * MiB of them, then one thread, plot, frame and fiber name each: answers
+ * MiB of them, then one thread, plot, frame, fiber and external thread
+ * and process name each: answers
  * the capture did not ask for, sent before the recording. */
 static int send_unsolicited(struct bt_replay *r, long mib)
 {
@@ -547,8 +548,9 @@ static int send_unsolicited(struct bt_replay *r, long mib)
         if (send_frame(r, buf, len) < 0)
             return -1;
     }
-    const uint8_t kinds[] = {BT_EV_THREAD_NAME, BT_EV_PLOT_NAME, BT_EV_FRAME_NAME,
-                             BT_EV_FIBER_NAME};
+    const uint8_t kinds[] = {BT_EV_THREAD_NAME,          BT_EV_PLOT_NAME,
+                             BT_EV_FRAME_NAME,           BT_EV_FIBER_NAME,
+                             BT_EV_EXTERNAL_THREAD_NAME, BT_EV_EXTERNAL_NAME};
     size_t len = 0;
     for (size_t i = 0; i < sizeof kinds; i++, key++) {
         uint8_t *p = buf + len;

@@ -380,7 +380,8 @@ static void client_killed_with_sigkill_leaves_a_loadable_file(void **state)
     assert_int_equal(zones_in(path, &unended), zone_begins);
 }
 
-/* 64 MiB of strings (and a thread, plot, frame and fiber name) the capture
+/* 64 MiB of strings (and a thread, plot, frame, fiber and external thread
+ * and process name) the capture
  * never asked for, before the recorded session: they are dropped, counted
  * in one message, the capture's memory stays far below them, and the trace
  * is the session's, complete. */
@@ -408,8 +409,8 @@ static void strings_nobody_asked_for_are_dropped_and_counted(void **state)
     assert_int_equal(finish(&r), 0);
     assert_non_null(strstr(line, "complete, "));
     slurp(errfile, err, sizeof err);
-    /* 64 MiB in 4000-byte texts, and the four names. */
-    assert_non_null(strstr(err, "boardtrace-capture: dropped 16782 strings (64.0 MiB) the client "
+    /* 64 MiB in 4000-byte texts, and the six names. */
+    assert_non_null(strstr(err, "boardtrace-capture: dropped 16784 strings (64.0 MiB) the client "
                                 "sent without being asked for them\n"));
     assert_null(strstr(strstr(err, "dropped") + 1, "dropped"));
     uint64_t unended;
