@@ -23,6 +23,8 @@ int main(int argc, char **argv)
             o.cut_frame = 1;
         else if (!strcmp(argv[i], "--slow-terminate"))
             o.slow_terminate_ms = 1500;
+        else if (!strcmp(argv[i], "--unsolicited-mib") && i + 1 < argc)
+            o.unsolicited_mib = atol(argv[++i]);
         else if (!strcmp(argv[i], "--handshake-status") && i + 1 < argc)
             o.handshake_status = atoi(argv[++i]);
         else if (argv[i][0] != '-' && !o.data_dir)
@@ -31,7 +33,7 @@ int main(int argc, char **argv)
             fprintf(stderr,
                     "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame] "
                     "[--cut-frame]] "
-                    "[--slow-terminate] [--handshake-status S]\n",
+                    "[--slow-terminate] [--unsolicited-mib N] [--handshake-status S]\n",
                     argv[0]);
             return 2;
         }

@@ -525,6 +525,44 @@ static int send_frame(struct bt_replay *r, const uint8_t *data, size_t n)
     return 0;
 }
 
+/* StringData of distinct 4000-byte texts under keys no query names, mib
+ * MiB of them, then one thread, plot, frame, fiber and external thread
+ * and process name each: answers
+ * the capture did not ask for, sent before the recording. */
+static int send_unsolicited(struct bt_replay *r, long mib)
+{
+    enum { TEXT = 4000, EACH = 11 + TEXT };
+    static uint8_t buf[BATCH_TARGET / EACH * EACH];
+    uint64_t total = (uint64_t)mib << 20, sent = 0, key = 0x5eed000000000000ull;
+    while (sent < total) {
+        size_t len = 0;
+        for (; len + EACH <= sizeof buf && sent < total; len += EACH, sent += TEXT, key++) {
+            uint8_t *p = buf + len;
+            p[0] = BT_EV_STRING_DATA;
+            bt_wire_put_u64(p + 1, key);
+            bt_wire_put_u16(p + 9, TEXT);
+            memset(p + 11, 'a' + (int)(key % 26), TEXT);
+            snprintf((char *)p + 11, 24, "%016llx", (unsigned long long)key);
+            p[11 + 16] = '-';
+        }
+        if (send_frame(r, buf, len) < 0)
+            return -1;
+    }
+    const uint8_t kinds[] = {BT_EV_THREAD_NAME,          BT_EV_PLOT_NAME,
+                             BT_EV_FRAME_NAME,           BT_EV_FIBER_NAME,
+                             BT_EV_EXTERNAL_THREAD_NAME, BT_EV_EXTERNAL_NAME};
+    size_t len = 0;
+    for (size_t i = 0; i < sizeof kinds; i++, key++) {
+        uint8_t *p = buf + len;
+        p[0] = kinds[i];
+        bt_wire_put_u64(p + 1, key);
+        bt_wire_put_u16(p + 9, 5);
+        memcpy(p + 11, "unasked", 5);
+        len += 16;
+    }
+    return send_frame(r, buf, len);
+}
+
 struct batch {
     uint8_t *p;
     size_t len, cap;
@@ -618,6 +656,10 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
     }
     if (send_all(r->fd, r->welcome, sizeof r->welcome) < 0) {
         snprintf(err, errlen, "cannot send the welcome message");
+        return -1;
+    }
+    if (r->opts.unsolicited_mib > 0 && send_unsolicited(r, r->opts.unsolicited_mib) < 0) {
+        snprintf(err, errlen, "the capture closed the connection: %s", strerror(errno));
         return -1;
     }
     struct batch b = {0};

@@ -17,6 +17,7 @@ struct bt_replay_opts {
     int corrupt;          /* with pause_after: then send one byte that is no event type */
     int bad_frame;        /* with pause_after: then send a frame header announcing 0 bytes */
     int cut_frame;        /* with pause_after: then send the first bytes of a frame only */
+    long unsolicited_mib; /* > 0: first send this many MiB of strings never asked for */
     int handshake_status; /* 0: Welcome; else send this status byte and close */
     /* A Terminate that comes before the data ended (a time limit, a stop) is
      * obeyed only after this many ms of sending more, as a slow client still

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -377,6 +378,48 @@ static void client_killed_with_sigkill_leaves_a_loadable_file(void **state)
     assert_int_equal(finish(&cap), 0);
     uint64_t unended;
     assert_int_equal(zones_in(path, &unended), zone_begins);
+}
+
+/* 64 MiB of strings (and a thread, plot, frame, fiber and external thread
+ * and process name) the capture
+ * never asked for, before the recorded session: they are dropped, counted
+ * in one message, the capture's memory stays far below them, and the trace
+ * is the session's, complete. */
+static void strings_nobody_asked_for_are_dropped_and_counted(void **state)
+{
+    (void)state;
+    char path[4200], errfile[4200], err[4096], port[16], line[512];
+    path_in_tmp(path, sizeof path, "unsolicited.tracy");
+    path_in_tmp(errfile, sizeof errfile, "unsolicited.err");
+    struct proc r;
+    snprintf(port, sizeof port, "%u", start_replay(&r, "--unsolicited-mib", "64"));
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_non_null(fgets(line, sizeof line, cap.out));
+    fclose(cap.out);
+    cap.out = NULL;
+    int st;
+    struct rusage ru;
+    while (wait4(cap.pid, &st, 0, &ru) < 0 && errno == EINTR)
+        ;
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(finish(&r), 0);
+    assert_non_null(strstr(line, "complete, "));
+    slurp(errfile, err, sizeof err);
+    /* 64 MiB in 4000-byte texts, and the six names. */
+    assert_non_null(strstr(err, "boardtrace-capture: dropped 16784 strings (64.0 MiB) the client "
+                                "sent without being asked for them\n"));
+    assert_null(strstr(strstr(err, "dropped") + 1, "dropped"));
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), 8300);
+    assert_int_equal(unended, 0);
+    if (nemulator == 0) {
+        fprintf(stderr, "capture with 64 MiB of unasked strings: peak RSS %ld KiB\n", ru.ru_maxrss);
+        assert_true(ru.ru_maxrss < 40 * 1024);
+    }
 }
 
 /* The client dies inside a frame: the capture says how much of it came and
@@ -1065,6 +1108,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(malformed_input_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(a_bad_frame_size_exits_7_and_keeps_what_came_before),
         cmocka_unit_test(a_client_closing_inside_a_frame_is_reported),
+        cmocka_unit_test(strings_nobody_asked_for_are_dropped_and_counted),
         cmocka_unit_test(time_limit_stops_the_capture_and_writes_the_file),
         cmocka_unit_test(time_limit_lets_a_client_still_sending_close_first),
         cmocka_unit_test(captures_the_boardtrace_demo),

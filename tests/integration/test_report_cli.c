@@ -1,9 +1,12 @@
 /* boardtrace-report as a program: an output that is the input is refused,
  * a failed export leaves an existing output as it was, a folder is named as
- * such, and the memory limit refuses a file that needs more, saying so. */
+ * such, the memory limit refuses a file that needs more, saying so, and
+ * bounds what the export of many memory events holds; under UBSan the
+ * reports find nothing undefined. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <setjmp.h>
 #include <spawn.h>
 #include <stdarg.h>
@@ -12,17 +15,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
+#include "btc_model.h"
 #include "btc_tracy.h"
 
 extern char **environ;
 
-static const char *data_dir, *report_bin;
+static const char *data_dir, *report_bin, *report_ubsan;
 static char tmpdir[] = "/tmp/bt-report-XXXXXX";
 
 /* Runs the report with args, its stdout into out_path and its stderr into
@@ -386,9 +391,282 @@ static void symbolizing_rewrites_every_section_it_does_not_change_as_it_was(void
     assert_non_null(strstr(err, "a trace and at least one binary are required"));
 }
 
+/* A copy of the file at src at path. */
+static void copy_file(const char *src, const char *path)
+{
+    FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t k;
+    while ((k = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, k, out), k);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+/* symbolize -o BIN TRACE BIN would write the trace over the program it
+ * reads its names from: refused, also through a link, the binary kept. */
+static void symbolize_refuses_an_output_that_is_one_of_the_binaries(void **state)
+{
+    (void)state;
+    char trace[4200], bin[4200], link[4200], err[4096];
+    copy_session("sym.tracy", trace, sizeof trace);
+    snprintf(bin, sizeof bin, "%s/program", tmpdir);
+    snprintf(link, sizeof link, "%s/program-link", tmpdir);
+    copy_file(report_bin, bin);
+    assert_int_equal(symlink(bin, link), 0);
+    const char *outs[] = {bin, link};
+    for (int i = 0; i < 2; i++) {
+        const char *args[] = {"symbolize", "-o", outs[i], trace, bin, NULL};
+        assert_int_equal(run_report(args, err, sizeof err), 1);
+        assert_non_null(strstr(err, "is the binary"));
+        assert_true(same_content(bin, report_bin));
+    }
+    unlink(link);
+    unlink(bin);
+}
+
+/* A trace of n allocations in the default pool (times 1..n, sizes 1..5 in
+ * turn), freed in the reverse order (times n+1..2n): the frees reach the
+ * export in allocation order, the reverse of their time order. */
+static size_t string_data(uint8_t *p, uint64_t key, const char *text)
+{
+    size_t n = strlen(text);
+    p[0] = BT_EV_STRING_DATA;
+    bt_wire_put_u64(p + 1, key);
+    bt_wire_put_u16(p + 9, (uint16_t)n);
+    memcpy(p + 11, text, n);
+    return 11 + n;
+}
+
+/* Before the memory events, when zone is not NULL: one zone on thread 7
+ * whose source location has that name, function and file. */
+static void write_trace(const char *path, uint32_t n, const char *zone)
+{
+    struct btc_welcome w = {.timer_mul = 1.0};
+    struct btc_decoder dec;
+    static struct btc_model model;
+    char err[512] = "";
+    assert_int_equal(btc_decoder_init(&dec, &w), 0);
+    dec.zones = btc_model_zone_fast(&model);
+    assert_int_equal(btc_model_init(&model, &w, tmpdir, err, sizeof err), 0);
+    enum { BATCH = 4096 };
+    uint8_t *b = malloc(BATCH * 27);
+    assert_non_null(b);
+    if (zone) {
+        size_t len = 0;
+        b[len] = BT_EV_THREAD_CONTEXT;
+        bt_wire_put_u32(b + len + 1, 7);
+        len += 5;
+        b[len] = BT_EV_ZONE_BEGIN16;
+        bt_wire_put_u16(b + len + 1, 10);
+        bt_wire_put_u64(b + len + 3, 0x800);
+        len += 11;
+        b[len] = BT_EV_ZONE_END16;
+        bt_wire_put_u16(b + len + 1, 5);
+        len += 3;
+        memset(b + len, 0, 32);
+        b[len] = BT_EV_SOURCE_LOCATION;
+        bt_wire_put_u64(b + len + 1, 0x902);  /* name */
+        bt_wire_put_u64(b + len + 9, 0x900);  /* function */
+        bt_wire_put_u64(b + len + 17, 0x901); /* file */
+        bt_wire_put_u32(b + len + 25, 12);
+        len += 32;
+        for (uint64_t key = 0x900; key <= 0x902; key++)
+            len += string_data(b + len, key, zone);
+        assert_int_equal(btc_decoder_events(&dec, b, len, btc_model_event, &model, err, sizeof err),
+                         0);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        for (uint32_t i = 0; i < n;) {
+            size_t len = 0;
+            for (int k = 0; k < BATCH && i < n; k++, i++) {
+                uint8_t *p = b + len;
+                p[0] = pass ? BT_EV_MEM_FREE : BT_EV_MEM_ALLOC;
+                bt_wire_put_u64(p + 1, 1); /* a delta on the serial time */
+                bt_wire_put_u32(p + 9, 7);
+                bt_wire_put_u64(p + 13, pass ? n - i : i + 1);
+                if (!pass) {
+                    bt_wire_put_u32(p + 21, i % 5 + 1);
+                    bt_wire_put_u16(p + 25, 0);
+                }
+                len += pass ? 21 : 27;
+            }
+            assert_int_equal(
+                btc_decoder_events(&dec, b, len, btc_model_event, &model, err, sizeof err), 0);
+        }
+    }
+    free(b);
+    assert_int_equal(btc_tracy_write(&model, path, BTC_FILE_VERSION_0_14_0, NULL, err, sizeof err),
+                     0);
+    btc_model_free(&model);
+    btc_decoder_free(&dec);
+}
+
+/* 2 M memory events under --max-memory 4M: the export holds a bounded
+ * part of them (sorted runs merged from a temporary file), and still
+ * writes every point in time order with the pool's usage at that time. */
+static void memory_events_export_within_the_memory_limit(void **state)
+{
+    (void)state;
+    enum { N = 1000000 };
+    char trace[4200];
+    snprintf(trace, sizeof trace, "%s/memory.tracy", tmpdir);
+    /* In a process of its own: a child's peak RSS counts this process's
+     * from before its exec, and the model's tables would be in it. */
+    pid_t writer = fork();
+    assert_true(writer >= 0);
+    if (writer == 0) {
+        write_trace(trace, N, NULL);
+        _exit(0);
+    }
+    int wst;
+    while (waitpid(writer, &wst, 0) < 0 && errno == EINTR)
+        ;
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fds[1], STDOUT_FILENO);
+    posix_spawn_file_actions_addclose(&fa, fds[0]);
+    posix_spawn_file_actions_addclose(&fa, fds[1]);
+    char *argv[] = {(char *)report_bin, "chrome", "--max-memory", "4M", trace, NULL};
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fds[1]);
+    FILE *in = fdopen(fds[0], "r");
+    assert_non_null(in);
+    char line[512];
+    uint64_t points = 0, usage = 0, bad = 0;
+    while (fgets(line, sizeof line, in)) {
+        if (!strstr(line, "\"name\":\"Memory: default\""))
+            continue;
+        const char *ts = strstr(line, "\"ts\":"), *bytes = strstr(line, "\"bytes\":");
+        assert_non_null(ts);
+        assert_non_null(bytes);
+        uint64_t i = points++; /* the point at time i + 1 */
+        usage = i < N ? usage + i % 5 + 1 : usage - ((2 * N - 1 - i) % 5 + 1);
+        if (llround(strtod(ts + 5, NULL) * 1000.0) != (long long)(i + 1) ||
+            strtoull(bytes + 8, NULL, 10) != usage)
+            bad++;
+    }
+    fclose(in);
+    int st;
+    struct rusage ru;
+    while (wait4(pid, &st, 0, &ru) < 0 && errno == EINTR)
+        ;
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(points, 2 * N);
+    assert_int_equal(bad, 0);
+    assert_int_equal(usage, 0);
+    /* Against the same export of a trace without memory events (under an
+     * emulator its own memory is in both): 2 M changes held at once would
+     * be 48 MB more. */
+    char empty[4200];
+    snprintf(empty, sizeof empty, "%s/memory-none.tracy", tmpdir);
+    writer = fork();
+    assert_true(writer >= 0);
+    if (writer == 0) {
+        write_trace(empty, 0, NULL);
+        _exit(0);
+    }
+    while (waitpid(writer, &wst, 0) < 0 && errno == EINTR)
+        ;
+    assert_true(WIFEXITED(wst) && WEXITSTATUS(wst) == 0);
+    char *base_argv[] = {(char *)report_bin, "chrome", "--max-memory", "4M", empty, NULL};
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    assert_int_equal(posix_spawn(&pid, base_argv[0], &fa, NULL, base_argv, environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    struct rusage base;
+    while (wait4(pid, &st, 0, &base) < 0 && errno == EINTR)
+        ;
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    fprintf(stderr,
+            "chrome --max-memory 4M: peak RSS %ld KiB with %d memory events, %ld KiB with none\n",
+            ru.ru_maxrss, 2 * N, base.ru_maxrss);
+    assert_true(ru.ru_maxrss < base.ru_maxrss + 16 * 1024);
+}
+
+/* The reports built with UBSan (stopping at the first finding) over a
+ * trace without memory events (the export once sorted none from NULL) and
+ * one with everything. */
+static void reports_do_nothing_undefined(void **state)
+{
+    (void)state;
+    if (!strcmp(report_ubsan, "-"))
+        skip();
+    char plain[4200], full[4096], out[4200], err[4096];
+    snprintf(plain, sizeof plain, "%s/no-memory.tracy", tmpdir);
+    write_trace(plain, 0, NULL);
+    snprintf(full, sizeof full, "%s/../tracy-0.14.0-full/session.tracy", data_dir);
+    snprintf(out, sizeof out, "%s/ubsan.json", tmpdir);
+    const char *saved = report_bin;
+    report_bin = report_ubsan;
+    const char *traces[] = {plain, full};
+    for (int i = 0; i < 2; i++) {
+        const char *chrome[] = {"chrome", "-o", out, traces[i], NULL};
+        const char *stats[] = {"stats", traces[i], NULL};
+        const char *frames[] = {"frames", traces[i], NULL};
+        const char *const *runs[] = {chrome, stats, frames};
+        for (int r = 0; r < 3; r++) {
+            int rc = run_report(runs[r], err, sizeof err);
+            if (rc != 0)
+                fprintf(stderr, "%s %s: exit %d\n%s\n", runs[r][0], traces[i], rc, err);
+            assert_int_equal(rc, 0);
+            assert_null(strstr(err, "runtime error"));
+        }
+    }
+    report_bin = saved;
+}
+
+/* A zone named with terminal escapes (clear the screen, set the title,
+ * a C1 CSI): stats (table and CSV) and the JSON on stdout print them
+ * escaped, no control byte reaches the terminal. */
+static void reports_print_no_control_character_from_the_trace(void **state)
+{
+    (void)state;
+    const char *evil = "zone\x1b[2J\x1b]0;owned\x07\xc2\x9b"
+                       "31m";
+    char trace[4200], out[4200];
+    snprintf(trace, sizeof trace, "%s/escapes.tracy", tmpdir);
+    snprintf(out, sizeof out, "%s/escapes.txt", tmpdir);
+    write_trace(trace, 0, evil);
+    const char *table[] = {"stats", trace, NULL};
+    const char *csv[] = {"stats", "--csv", trace, NULL};
+    const char *json[] = {"chrome", trace, NULL};
+    const char *const *runs[] = {table, csv, json};
+    for (int r = 0; r < 3; r++) {
+        assert_int_equal(run_to_file(runs[r], out), 0);
+        FILE *f = fopen(out, "rb");
+        assert_non_null(f);
+        int c, controls = 0, prev = 0;
+        while ((c = fgetc(f)) != EOF) {
+            if ((c < 0x20 && c != '\n') || c == 0x7f || (prev == 0xc2 && c >= 0x80 && c <= 0x9f))
+                controls++;
+            prev = c;
+        }
+        fclose(f);
+        assert_int_equal(controls, 0);
+    }
+    const char *escaped = "zone\\x1b[2J\\x1b]0;owned\\x07\\xc2\\x9b31m";
+    assert_int_equal(run_to_file(table, out), 0);
+    assert_int_equal(count_in(out, escaped), 2); /* name and file */
+    assert_int_equal(run_to_file(json, out), 0);
+    assert_int_equal(count_in(out, "zone\\u001b[2J\\u001b]0;owned\\u0007\\u009b31m"), 2);
+}
+
 static int remove_tmpdir(void **state)
 {
     (void)state;
+    if (getenv("BT_KEEP_TEST_FILES")) {
+        fprintf(stderr, "kept %s\n", tmpdir);
+        return 0;
+    }
     char cmd[4300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
@@ -396,12 +674,13 @@ static int remove_tmpdir(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc < 3) {
-        fprintf(stderr, "usage: %s DATA_DIR REPORT\n", argv[0]);
+    if (argc < 4) {
+        fprintf(stderr, "usage: %s DATA_DIR REPORT REPORT_UBSAN|-\n", argv[0]);
         return 2;
     }
     data_dir = argv[1];
     report_bin = argv[2];
+    report_ubsan = argv[3];
     if (!mkdtemp(tmpdir)) {
         perror("mkdtemp");
         return 1;
@@ -414,6 +693,10 @@ int main(int argc, char **argv)
         cmocka_unit_test(symbolizing_rewrites_every_section_it_does_not_change_as_it_was),
         cmocka_unit_test(gpu_zones_frames_and_plots_are_exported),
         cmocka_unit_test(stats_show_frames_memory_locks_messages_and_plots),
+        cmocka_unit_test(symbolize_refuses_an_output_that_is_one_of_the_binaries),
+        cmocka_unit_test(memory_events_export_within_the_memory_limit),
+        cmocka_unit_test(reports_do_nothing_undefined),
+        cmocka_unit_test(reports_print_no_control_character_from_the_trace),
     };
     return cmocka_run_group_tests(tests, NULL, remove_tmpdir);
 }

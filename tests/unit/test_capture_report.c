@@ -153,12 +153,38 @@ static void json_strings_escape_and_repair_utf8(void **state)
         {"\xed\xa0\x80", "\"\\ufffd\\ufffd\\ufffd\""},            /* a surrogate */
         {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
         {"\xe2\x82", "\"\\ufffd\\ufffd\""},
+        {"\x1b[2J\x7f\xc2\x9b", "\"\\u001b[2J\\u007f\\u009b\""}, /* C0, DEL, C1 */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *j = json_of(cases[i][0]);
         assert_string_equal(j, cases[i][1]);
         free(j);
     }
+}
+
+/* Text reports print names as the terminal must not act on them: every
+ * C0 control, DEL and C1 control (in UTF-8) becomes \xNN; the rest is kept,
+ * and a cell's copy is cut at its buffer. */
+static void text_for_a_terminal_escapes_control_characters(void **state)
+{
+    (void)state;
+    const char *in = "zone\x1b]0;title\x07 caf\xc3\xa9\x7f\xc2\x9b"
+                     "2J";
+    const char *want = "zone\\x1b]0;title\\x07 caf\xc3\xa9\\x7f\\xc2\\x9b"
+                       "2J";
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    btr_text_put(mem, in);
+    fclose(mem);
+    assert_string_equal(out, want);
+    free(out);
+    char buf[64];
+    assert_string_equal(btr_text_safe(in, buf, sizeof buf), want);
+    const char *plain = "plain";
+    assert_ptr_equal(btr_text_safe(plain, buf, sizeof buf), plain);
+    char small[8];
+    assert_string_equal(btr_text_safe(in, small, sizeof small), "zone");
 }
 
 int main(int argc, char **argv)
@@ -173,6 +199,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(stats_table_lists_each_location_once),
         cmocka_unit_test(chrome_export_has_a_complete_event_per_zone),
         cmocka_unit_test(json_strings_escape_and_repair_utf8),
+        cmocka_unit_test(text_for_a_terminal_escapes_control_characters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -268,12 +268,16 @@ int btc_ctxswitch_name(struct btc_model *m, const struct btc_event *ev, char *er
 {
     struct btc_ctxswitch *c = &m->ctxswitch;
     int thread_name = ev->type == BT_EV_EXTERNAL_THREAD_NAME;
-    /* The process name completes the answer (the thread's comes first). */
-    if (!thread_name)
-        btcm_answered(m, BT_QUERY_EXTERNAL_NAME, ev->key);
+    /* The process name completes the answer (the thread's comes first); a
+     * name nobody asked for is dropped and counted, as other strings are. */
+    int asked = thread_name ? btc_map_get(&m->pending[BT_QUERY_EXTERNAL_NAME], ev->key) != NULL
+                            : btcm_answered(m, BT_QUERY_EXTERNAL_NAME, ev->key);
     uint64_t *i = btc_map_get(&c->ext_name_index, ev->key);
-    if (!i)
+    if (!asked || !i) {
+        m->unsolicited_strings++;
+        m->unsolicited_bytes += ev->data_len;
         return BTC_OK;
+    }
     int64_t s = btcm_intern(m, (const char *)ev->data, ev->data_len);
     if (s < 0)
         return btcm_nomem(err, errlen);

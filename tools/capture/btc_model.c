@@ -1274,8 +1274,11 @@ static int keyed_string(struct btc_model *m, const struct btc_event *ev, char *e
     default:
         return BTC_OK;
     }
-    /* An answer nobody asked for earns no budget but its text is kept. */
-    answered(m, q, ev->key);
+    if (!answered(m, q, ev->key)) {
+        m->unsolicited_strings++;
+        m->unsolicited_bytes += ev->data_len;
+        return BTC_OK;
+    }
     int64_t idx = intern(m, (const char *)ev->data, ev->data_len);
     if (idx < 0)
         return nomem(err, errlen);

@@ -245,6 +245,9 @@ struct btc_model {
     } crash;
     uint64_t zone_count;
     uint64_t event_count;
+    /* Strings and names nobody asked for, dropped: a client could otherwise
+     * fill the capture's memory with text no part of the trace uses. */
+    uint64_t unsolicited_strings, unsolicited_bytes;
 
     struct btc_timeline zones;
     struct btc_spool extras, msgs, plot_points, frames, mem, lock_events;

@@ -171,6 +171,7 @@ int btc_tracy_read(const char *path, struct btc_trace *t, btc_zone_fn fn, void *
  * saying so. 0 restores the default. */
 #define BTC_READ_MEMORY_DEFAULT (1024ull << 20)
 void btc_tracy_read_set_memory_limit(uint64_t bytes);
+uint64_t btc_tracy_read_memory_limit(void);
 
 /* Called for each message in time order (before any zone); source is
  * 0 user, 1 Tracy (always 0 in 0.11.1 files). */

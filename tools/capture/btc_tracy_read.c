@@ -81,6 +81,11 @@ void btc_tracy_read_set_memory_limit(uint64_t bytes)
     memory_limit = bytes ? bytes : BTC_READ_MEMORY_DEFAULT;
 }
 
+uint64_t btc_tracy_read_memory_limit(void)
+{
+    return memory_limit;
+}
+
 static uint64_t vec_bytes(const struct btc_vec *v)
 {
     return (uint64_t)v->cap * v->item;

@@ -181,6 +181,19 @@ static uint64_t default_frames(const struct btc_model *m)
     return ((struct btc_frameset *)btc_vec_at(&m->framesets, 0))->count + added;
 }
 
+/* One line for the strings the client sent unasked, which were dropped. */
+static void report_unsolicited(const struct btc_model *m)
+{
+    if (!m->unsolicited_strings)
+        return;
+    char size[32];
+    human_bytes((double)m->unsolicited_bytes, size, sizeof size);
+    fprintf(stderr,
+            "boardtrace-capture: dropped %llu strings (%s) the client sent without being asked "
+            "for them\n",
+            (unsigned long long)m->unsolicited_strings, size);
+}
+
 /* The folder that holds path ("." for a bare name, "/" for a file in /). */
 static void parent_dir(const char *path, char *dir, size_t size)
 {
@@ -278,6 +291,7 @@ static int recover_journal(const char *journal, const char *output, const char *
     }
     if (partial)
         fprintf(stderr, "boardtrace-capture: %s\n", err);
+    report_unsolicited(&model);
     int code = partial ? EXIT_STREAM_ERROR : EXIT_OK;
     btc_decoder_free(&dec); /* as after a live capture: room for the writer */
     if (write_trace(&model, output, version, &bytes) < 0)
@@ -487,6 +501,7 @@ int main(int argc, char **argv)
     if (cap.journal.failed)
         fprintf(stderr, "boardtrace-capture: writing the journal %s failed; it was stopped\n",
                 journal);
+    report_unsolicited(&cap.model);
 
     /* The stream is over: its decoder's 768 KiB ring makes way for the
      * file writer's compressor (the decoder's counts stay readable). */

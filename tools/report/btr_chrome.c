@@ -2,32 +2,32 @@
  * event in microseconds, messages instant events, threads and the process
  * get name metadata; GPU zones go to a process of their own per GPU context
  * (on GPU time), frames to a track per frame set, plots and each memory
- * pool's usage become counter tracks. The file streams out event by event,
- * except the memory usage, which needs 24 bytes per allocation and per free
- * to be put in time order. */
+ * pool's usage become counter tracks. The file streams out event by event;
+ * the memory usage, which needs every allocation and free in time order,
+ * goes through a sort bounded by a quarter of the reader's memory limit. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "btr_memsort.h"
 #include "btr_report.h"
 
 /* Synthetic ids of the extra tracks (no real process or thread has them). */
 #define GPU_PID_BASE   0xF0000000u /* + GPU context index */
 #define FRAME_TID_BASE 0xF0000000u /* + frame set index, in the program's process */
 
-struct mem_change {
-    int64_t time, delta;
-    uint32_t pool;
-};
-
 struct chrome {
     FILE *out;
     uint64_t zones, gpu_zones, frames, points;
     int first;
     struct btc_vec last_start; /* i64 per frame set: start of its pending frame, -1 none */
-    struct btc_vec mem;        /* struct mem_change: allocations and frees */
+    struct btr_memsort mem;    /* allocations and frees */
+    const struct btc_trace *trace;
+    int64_t usage; /* of the pool being written */
+    uint32_t pool;
+    char err[300]; /* why a memory event could not be kept */
 };
 
 /* Length of the well-formed UTF-8 sequence at p (1-4), 0 if it is not one. */
@@ -55,7 +55,9 @@ static int utf8_length(const unsigned char *p)
 }
 
 /* Names and texts come from the traced program as bytes: a byte that is not
- * part of well-formed UTF-8 becomes U+FFFD, so the file stays valid JSON. */
+ * part of well-formed UTF-8 becomes U+FFFD, so the file stays valid JSON;
+ * every control character (C0, DEL, C1) is escaped, so the JSON printed on
+ * a terminal cannot act on it. */
 void btr_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
@@ -66,8 +68,12 @@ void btr_json_string(FILE *out, const char *s)
             p++;
         } else if (*p == '"' || *p == '\\') {
             fprintf(out, "\\%c", *p++);
-        } else if (*p < 0x20) {
+        } else if (*p < 0x20 || *p == 0x7f) {
             fprintf(out, "\\u%04x", *p++);
+        } else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
+            /* C1 controls: JSON allows them raw, a terminal would act on them. */
+            fprintf(out, "\\u%04x", p[1]);
+            p += 2;
         } else {
             fwrite(p, 1, (size_t)n, out);
             p += n;
@@ -200,48 +206,37 @@ static int on_mem(void *ctx, const struct btc_trace *t, const struct btc_read_me
 {
     (void)t;
     struct chrome *c = ctx;
-    if (btc_vec_reserve(&c->mem, 2) < 0)
-        return BTC_ERR_NOMEM;
-    *(struct mem_change *)btc_vec_push(&c->mem) =
-        (struct mem_change){m->time_alloc, (int64_t)m->size, m->pool};
-    if (m->time_free >= 0)
-        *(struct mem_change *)btc_vec_push(&c->mem) =
-            (struct mem_change){m->time_free, -(int64_t)m->size, m->pool};
-    return 0;
+    struct btr_mem_change ch = {.time = m->time_alloc, .size = m->size, .pool = m->pool};
+    if (btr_memsort_add(&c->mem, &ch, c->err, sizeof c->err) < 0)
+        return BTC_ERR_IO;
+    if (m->time_free < 0)
+        return 0;
+    ch.time = m->time_free;
+    ch.is_free = 1;
+    return btr_memsort_add(&c->mem, &ch, c->err, sizeof c->err) < 0 ? BTC_ERR_IO : 0;
 }
 
-/* By pool, then time; at the same time a free before an allocation, as
- * upstream's memory plot counts them. */
-static int by_pool_time(const void *a, const void *b)
+/* One point of a pool's usage counter track; the usage wraps as the
+ * program's own counts would, rather than overflow. */
+static int put_mem(void *ctx, const struct btr_mem_change *m)
 {
-    const struct mem_change *x = a, *y = b;
-    if (x->pool != y->pool)
-        return x->pool < y->pool ? -1 : 1;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return (x->delta > 0) - (y->delta > 0);
-}
-
-/* Each pool's memory in use, as a counter track. */
-static void memory_counters(struct chrome *c, const struct btc_trace *t)
-{
-    qsort(c->mem.data, c->mem.len, sizeof(struct mem_change), by_pool_time);
-    int64_t usage = 0;
-    for (size_t i = 0; i < c->mem.len; i++) {
-        const struct mem_change *m = btc_vec_at(&c->mem, i);
-        if (i == 0 || m->pool != ((const struct mem_change *)btc_vec_at(&c->mem, i - 1))->pool)
-            usage = 0;
-        usage = (int64_t)((uint64_t)usage + (uint64_t)m->delta);
-        const struct btc_read_pool *pool = btc_vec_at(&t->pools, m->pool);
-        char name[600];
-        snprintf(name, sizeof name, "Memory: %s",
-                 pool->name >= 0 ? btc_trace_string(t, pool->name) : "default");
-        sep(c);
-        fputs("{\"ph\":\"C\",\"name\":", c->out);
-        btr_json_string(c->out, name);
-        fprintf(c->out, ",\"pid\":%" PRIu64 ",\"ts\":%.3f,\"args\":{\"bytes\":%lld}}", t->pid,
-                (double)m->time / 1000.0, (long long)usage);
+    struct chrome *c = ctx;
+    const struct btc_trace *t = c->trace;
+    if (m->pool != c->pool) {
+        c->pool = m->pool;
+        c->usage = 0;
     }
+    c->usage = (int64_t)(m->is_free ? (uint64_t)c->usage - m->size : (uint64_t)c->usage + m->size);
+    const struct btc_read_pool *pool = btc_vec_at(&t->pools, m->pool);
+    char name[600];
+    snprintf(name, sizeof name, "Memory: %s",
+             pool->name >= 0 ? btc_trace_string(t, pool->name) : "default");
+    sep(c);
+    fputs("{\"ph\":\"C\",\"name\":", c->out);
+    btr_json_string(c->out, name);
+    fprintf(c->out, ",\"pid\":%" PRIu64 ",\"ts\":%.3f,\"args\":{\"bytes\":%lld}}", t->pid,
+            (double)m->time / 1000.0, (long long)c->usage);
+    return 0;
 }
 
 static void track_names(struct chrome *c, const struct btc_trace *t)
@@ -277,21 +272,25 @@ static void track_names(struct chrome *c, const struct btc_trace *t)
 int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                       size_t errlen)
 {
-    struct chrome c = {.out = out, .first = 1};
+    struct chrome c = {.out = out, .first = 1, .pool = UINT32_MAX};
     btc_vec_init(&c.last_start, sizeof(int64_t));
-    btc_vec_init(&c.mem, sizeof(struct mem_change));
+    const char *tmp = getenv("TMPDIR");
+    btr_memsort_init(&c.mem, btc_tracy_read_memory_limit() / 4, tmp && *tmp ? tmp : "/tmp");
     struct btc_trace t;
     /* The reader fills in the header (pid) before the first zone arrives. */
     fputs("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[", out);
     const struct btc_read_more more = {
         .gpu_zone = on_gpu_zone, .frame = on_frame, .point = on_point, .mem = on_mem};
     int rc = btc_tracy_read_more(path, &t, on_zone, on_message, &more, &c, err, errlen);
-    if (rc >= 0) {
-        memory_counters(&c, &t);
+    if (rc < 0 && c.err[0])
+        snprintf(err, errlen, "%s", c.err);
+    c.trace = &t;
+    if (rc >= 0 && btr_memsort_each(&c.mem, put_mem, &c, err, errlen) < 0)
+        rc = BTC_ERR_IO;
+    if (rc >= 0)
         track_names(&c, &t);
-    }
     btc_vec_free(&c.last_start);
-    btc_vec_free(&c.mem);
+    btr_memsort_free(&c.mem);
     if (rc >= 0) {
         sep(&c);
         fprintf(out,

@@ -32,8 +32,10 @@ void btr_print_gpu(const struct btc_trace *t, FILE *out)
         uint64_t zones = 0;
         for (size_t i = 0; i < t->gpu_stats.len; i++)
             zones += v[i].ctx == c ? v[i].zones : 0;
+        char safe[512];
         fprintf(out, "\nGPU context %zu \"%s\": %llu zones (times on the GPU)\n", c,
-                name >= 0 ? btc_trace_string(t, name) : "", (unsigned long long)zones);
+                btr_text_safe(name >= 0 ? btc_trace_string(t, name) : "", safe, sizeof safe),
+                (unsigned long long)zones);
         fprintf(out, "%-32s  %-28s  %10s  %14s  %12s  %12s  %12s\n", "zone", "source location",
                 "count", "total ns", "mean ns", "min ns", "max ns");
         for (size_t i = 0; i < t->gpu_stats.len; i++) {
@@ -44,13 +46,14 @@ void btr_print_gpu(const struct btc_trace *t, FILE *out)
             const char *zn =
                 loc ? btr_demangle(btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function))
                     : "";
-            char where[512];
-            snprintf(where, sizeof where, "%s:%u", loc ? btc_trace_string(t, loc->file) : "",
+            char where[512], file[512], zone[512];
+            snprintf(where, sizeof where, "%s:%u",
+                     btr_text_safe(loc ? btc_trace_string(t, loc->file) : "", file, sizeof file),
                      loc ? loc->line : 0);
-            fprintf(out, "%-32.32s  %-28.28s  %10llu  %14lld  %12lld  %12lld  %12lld\n", zn, where,
-                    (unsigned long long)g->count, (long long)g->total_ns,
-                    (long long)(g->total_ns / (int64_t)g->count), (long long)g->min_ns,
-                    (long long)g->max_ns);
+            fprintf(out, "%-32.32s  %-28.28s  %10llu  %14lld  %12lld  %12lld  %12lld\n",
+                    btr_text_safe(zn, zone, sizeof zone), where, (unsigned long long)g->count,
+                    (long long)g->total_ns, (long long)(g->total_ns / (int64_t)g->count),
+                    (long long)g->min_ns, (long long)g->max_ns);
         }
     }
     free(v);
@@ -86,10 +89,13 @@ void btr_print_samples(const struct btc_trace *t, FILE *out, size_t top)
     for (size_t i = 0; i < t->sampled.len && i < top; i++) {
         const char *name =
             v[i].name >= 0 ? btr_demangle(btc_trace_string(t, v[i].name)) : "[unknown]";
-        fprintf(out, "%-48.48s  %10llu  %6.2f%%  %10llu  %6.2f%%  %s\n", name,
-                (unsigned long long)v[i].self, 100.0 * (double)v[i].self / all,
-                (unsigned long long)v[i].inclusive, 100.0 * (double)v[i].inclusive / all,
-                v[i].image >= 0 ? btc_trace_string(t, v[i].image) : "");
+        char safe[512];
+        fprintf(out, "%-48.48s  %10llu  %6.2f%%  %10llu  %6.2f%%  ",
+                btr_text_safe(name, safe, sizeof safe), (unsigned long long)v[i].self,
+                100.0 * (double)v[i].self / all, (unsigned long long)v[i].inclusive,
+                100.0 * (double)v[i].inclusive / all);
+        btr_text_put(out, v[i].image >= 0 ? btc_trace_string(t, v[i].image) : "");
+        fputc('\n', out);
     }
     free(v);
 }

@@ -144,4 +144,11 @@ int btr_signposts_print(const char *path, FILE *out, char *err, size_t errlen);
  * bytes that are not well-formed UTF-8 replaced by U+FFFD. */
 void btr_json_string(FILE *out, const char *s);
 
+/* Text for a terminal: s with control characters (C0, DEL, C1) written as
+ * \xNN (btr_text.c). btr_text_safe returns s when it has none, else its
+ * escaped copy in buf, cut at size - 1 bytes. */
+void btr_text_put(FILE *out, const char *s);
+void btr_text_write(FILE *out, const char *s, size_t len);
+const char *btr_text_safe(const char *s, char *buf, size_t size);
+
 #endif

@@ -112,19 +112,20 @@ static double std_dev(const struct btr_zone_stat *z)
     return sqrt(ss / (double)(z->count - 1));
 }
 
-/* Names with the separator, a quote or a newline are quoted CSV-style. */
+/* Names with the separator or a quote are quoted CSV-style; control
+ * characters (a newline too) are written as \xNN, as on the terminal. */
 static void csv_field(FILE *out, const char *s, const char *sep)
 {
-    if (!strpbrk(s, "\"\n") && !strstr(s, sep)) {
-        fputs(s, out);
+    if (!strchr(s, '"') && !strstr(s, sep)) {
+        btr_text_put(out, s);
         return;
     }
     fputc('"', out);
-    for (; *s; s++) {
-        if (*s == '"')
-            fputc('"', out);
-        fputc(*s, out);
+    for (const char *q; (q = strchr(s, '"')); s = q + 1) {
+        btr_text_write(out, s, (size_t)(q - s));
+        fputs("\"\"", out);
     }
+    btr_text_put(out, s);
     fputc('"', out);
 }
 
@@ -151,12 +152,13 @@ void btr_stats_print_csv(const struct btr_stats *s, FILE *out, const char *sep)
 void btr_stats_print_table(const struct btr_stats *s, FILE *out)
 {
     int wname = 4, wloc = 15;
-    char loc[512];
+    char loc[512], name[512], file[512];
     for (size_t i = 0; i < s->nzones; i++) {
-        int n = (int)strlen(btr_demangle(s->zones[i].name));
+        int n = (int)strlen(btr_text_safe(btr_demangle(s->zones[i].name), name, sizeof name));
         if (n > wname)
             wname = n;
-        n = snprintf(loc, sizeof loc, "%s:%u", s->zones[i].file, s->zones[i].line);
+        n = snprintf(loc, sizeof loc, "%s:%u", btr_text_safe(s->zones[i].file, file, sizeof file),
+                     s->zones[i].line);
         if (n > wloc)
             wloc = n;
     }
@@ -168,10 +170,11 @@ void btr_stats_print_table(const struct btr_stats *s, FILE *out)
             "source location", "count", "total ns", "mean ns", "min ns", "max ns");
     for (size_t i = 0; i < s->nzones; i++) {
         const struct btr_zone_stat *z = &s->zones[i];
-        snprintf(loc, sizeof loc, "%s:%u", z->file, z->line);
+        snprintf(loc, sizeof loc, "%s:%u", btr_text_safe(z->file, file, sizeof file), z->line);
         fprintf(out, "%-*.*s  %-*.*s  %10llu  %14lld  %12lld  %12lld  %12lld\n", wname, wname,
-                btr_demangle(z->name), wloc, wloc, loc, (unsigned long long)z->count,
-                (long long)z->total_ns, (long long)(z->total_ns / (int64_t)z->count),
-                (long long)z->min_ns, (long long)z->max_ns);
+                btr_text_safe(btr_demangle(z->name), name, sizeof name), wloc, wloc, loc,
+                (unsigned long long)z->count, (long long)z->total_ns,
+                (long long)(z->total_ns / (int64_t)z->count), (long long)z->min_ns,
+                (long long)z->max_ns);
     }
 }

@@ -22,8 +22,10 @@ void btr_print_system(const struct btc_trace *t, FILE *out)
             fprintf(out, "%-32s  %10s  %12s  %12s  %12s\n", "thread", "id", "ctx switches",
                     "CPU samples", "at switches");
         const char *name = th->name >= 0 ? btc_trace_string(t, th->name) : NULL;
+        char safe[512];
         fprintf(out, "%-32s  %10" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "  %12" PRIu64 "\n",
-                name ? name : "?", th->id, th->ctx_switches, th->samples, th->ctx_samples);
+                name ? btr_text_safe(name, safe, sizeof safe) : "?", th->id, th->ctx_switches,
+                th->samples, th->ctx_samples);
     }
     if (!shown)
         fprintf(out, "no thread has context switches or CPU samples in this trace\n");

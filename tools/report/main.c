@@ -50,7 +50,8 @@ static void usage(FILE *to)
         "  symbolize  names the callstack frames a stripped program recorded as\n"
         "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
         "           (matched by build-id): function, source file and line; rewrites\n"
-        "           TRACE in place (replaced once complete) or into -o OUT\n"
+        "           TRACE in place (replaced once complete) or into -o OUT; an OUT\n"
+        "           that is one of the BINARY files is refused\n"
         "  frames   the callstack frames of the trace: address, function, file:line\n"
         "  signposts  the signposts of a Python program (boardtrace.signpost) as CSV:\n"
         "           time_ns,header,message,since_previous_ns,top_zones (the zones that\n"
@@ -318,6 +319,16 @@ static int cmd_symbolize(int argc, char **argv)
     const char *trace = files[0];
     if (!out)
         out = trace;
+    for (int i = 1; i < n; i++) {
+        if (same_file(files[i], out)) {
+            fprintf(stderr,
+                    "boardtrace-report symbolize: -o %s is the binary %s itself; name another "
+                    "file\n",
+                    out, files[i]);
+            free(files);
+            return EXIT_USAGE;
+        }
+    }
     struct btr_symbolize_result res;
     char err[600] = "";
     int rc = btr_symbolize(trace, out, files + 1, n - 1, &res, err, sizeof err);
@@ -341,7 +352,11 @@ static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
         const char *name =
             sub[k].name == UINT32_MAX ? "" : btr_demangle(btc_trace_string(t, sub[k].name));
         const char *file = sub[k].file == UINT32_MAX ? "" : btc_trace_string(t, sub[k].file);
-        printf("0x%llx\t%s\t%s:%u\n", (unsigned long long)addr, name, file, sub[k].line);
+        printf("0x%llx\t", (unsigned long long)addr);
+        btr_text_put(stdout, name);
+        putchar('\t');
+        btr_text_put(stdout, file);
+        printf(":%u\n", sub[k].line);
     }
 }
 
