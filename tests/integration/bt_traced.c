@@ -3,13 +3,15 @@
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
  * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, texts, linger,
- * idle. */
+ * idle, signals ZONES. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,6 +289,46 @@ static int scenario_churn(int threads)
     return 0;
 }
 
+/* A SIGALRM handler that emits a zone with a value (and a message) on the
+ * thread it interrupts, which is itself emitting zones with texts: the
+ * handler lands inside emitting calls again and again. Prints how many
+ * handler zones ran and how many events the runtime dropped. */
+static volatile sig_atomic_t alarms;
+
+static void alarm_zone(int sig)
+{
+    (void)sig;
+    BT_ZONE_N(z, "in-handler", 1);
+    BT_ZONE_VALUE(z, (uint64_t)alarms);
+    BT_MESSAGE_L("alarm");
+    BT_ZONE_END(z);
+    alarms++;
+}
+
+static int scenario_signals(long zones)
+{
+    BT_ZONE_N(first, "main", 1); /* the thread's buffer exists before any alarm */
+    BT_ZONE_END(first);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = alarm_zone;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval every = {{0, 20}, {0, 20}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    static const char text[] = "a text long enough to be written while an alarm comes";
+    for (long i = 1; i < zones; i++) {
+        BT_ZONE_N(z, "main", 1);
+        BT_ZONE_TEXT(z, text, sizeof(text) - 1);
+        BT_ZONE_END(z);
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("alarms %ld dropped %llu\n", (long)alarms, (unsigned long long)bt_dropped_events());
+    fflush(stdout);
+    return 0;
+}
+
 /* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
 int scenario_tracyc(void);
 
@@ -342,6 +384,8 @@ int main(int argc, char **argv)
         return scenario_linger();
     if (strcmp(what, "idle") == 0)
         return 0;
+    if (strcmp(what, "signals") == 0 && argc > 2)
+        return scenario_signals(atol(argv[2]));
     fprintf(stderr, "bt_traced: unknown scenario %s\n", what);
     return 2;
 }
