@@ -27,6 +27,9 @@ static pthread_key_t thread_key;
  * thread it interrupts, so the hot path stays free of atomics. */
 static _Thread_local uint8_t tls_emitting TLS_IE;
 
+/* In a forked child: no worker drains anything, so no thread traces. */
+static int forked;
+
 /* 0 = a signal handler interrupted an emitting call of this thread: drop
  * (and count) the event. Else the caller emits and then calls emit_leave. */
 static inline int emit_enter(void)
@@ -68,9 +71,16 @@ int bt_api_init(void)
     return pthread_key_create(&thread_key, thread_retire);
 }
 
+void bt_api_after_fork_child(void)
+{
+    forked = 1;
+    tls_thread = NULL;
+    pthread_setspecific(thread_key, NULL);
+}
+
 static __attribute__((noinline)) struct bt_thread *thread_register(void)
 {
-    if (bt_runtime_start() != 0)
+    if (forked || bt_runtime_start() != 0)
         return NULL;
     size_t size = (sizeof(struct bt_thread) + 63) & ~(size_t)63;
     struct bt_thread *t = aligned_alloc(64, size);
@@ -642,7 +652,7 @@ static int serial_emit_body(const struct bt_serial_ev *ev, int depth, uintptr_t 
 {
     /* a thread's ring exists only once the runtime has started */
     struct bt_thread *t = thread_current();
-    if (!t && bt_runtime_start() != 0)
+    if (!t && (forked || bt_runtime_start() != 0))
         return 0;
     uint64_t frames[64];
     depth = clamp_depth(depth);

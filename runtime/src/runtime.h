@@ -252,6 +252,9 @@ extern _Atomic uint32_t bt_frame_count;
 
 /* Creates the per-thread key whose destructor retires a thread's ring. */
 int bt_api_init(void);
+/* In a forked child (one thread, no worker): every emitting call of every
+ * thread returns at once from now on. */
+void bt_api_after_fork_child(void);
 
 /* The worker thread's entry point (worker.c). */
 void *bt_worker_main(void *arg);

@@ -3,7 +3,7 @@
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
  * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, texts, linger,
- * idle, signals ZONES. */
+ * idle, signals ZONES, fork ZONES. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -329,6 +330,32 @@ static int scenario_signals(long zones)
     return 0;
 }
 
+/* Forks inside a zone; the child emits `zones` zones (more than its buffer
+ * holds) and exits through exit(), the parent waits for it, prints its exit
+ * status and emits one more zone. */
+static int scenario_fork(long zones)
+{
+    BT_ZONE_N(outer, "before-fork", 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (long i = 0; i < zones; i++) {
+            BT_ZONE_N(z, "in-child", 1);
+            BT_ZONE_END(z);
+        }
+        BT_ZONE_END(outer);
+        exit(0);
+    }
+    int status = -1;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    BT_ZONE_END(outer);
+    BT_ZONE_N(after, "after-fork", 1);
+    BT_ZONE_END(after);
+    printf("child %d\n", pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fflush(stdout);
+    return 0;
+}
+
 /* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
 int scenario_tracyc(void);
 
@@ -384,6 +411,8 @@ int main(int argc, char **argv)
         return scenario_linger();
     if (strcmp(what, "idle") == 0)
         return 0;
+    if (strcmp(what, "fork") == 0 && argc > 2)
+        return scenario_fork(atol(argv[2]));
     if (strcmp(what, "signals") == 0 && argc > 2)
         return scenario_signals(atol(argv[2]));
     fprintf(stderr, "bt_traced: unknown scenario %s\n", what);

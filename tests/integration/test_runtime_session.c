@@ -628,6 +628,25 @@ static void events_from_a_signal_handler_arrive_or_are_counted(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+/* A child forked by a traced program (TRACY_NO_EXIT=1, a capture
+ * connected) has no worker: it runs untraced, so emitting more than its
+ * buffer holds and exiting never waits; the parent's session is whole. */
+static void a_forked_child_runs_untraced_and_never_blocks(void **state)
+{
+    (void)state;
+    const char *args[] = {"fork", "100000", NULL};
+    struct bt_test_server s;
+    struct child c = traced_capture(traced_path, args, "BOARDTRACE_BUFFER_KB=64", &s);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 60000), 0);
+    assert_string_equal(line, "child 0");
+    assert_int_equal(bt_ts_zones_named(&s, "before-fork"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "after-fork"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "in-child"), 0);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 {
     (void)state;
@@ -1272,6 +1291,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(texts_of_every_length_wrap_the_buffer_intact,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(events_from_a_signal_handler_arrive_or_are_counted,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(a_forked_child_runs_untraced_and_never_blocks,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(nesting_deeper_than_the_buffer_still_arrives,
                                   kill_leftover_child),
