@@ -56,9 +56,21 @@ static size_t payload_max(void)
     return quarter < BT_TEXT_MAX ? quarter : BT_TEXT_MAX;
 }
 
+static void zone_end_at(struct bt_thread *t, int64_t now);
+
+/* A thread's end (its key's destructor): the zones it left open end here,
+ * as a viewer expects every zone to (unless it switched fibers: then its
+ * count may stand for zones ended on other threads). */
 static void thread_retire(void *arg)
 {
     struct bt_thread *t = arg;
+    if (t->open_zones && atomic_load_explicit(&t->fiber_emitted, memory_order_relaxed) == 0 &&
+        emit_enter()) {
+        int64_t now = bt_timer_now();
+        while (t->open_zones)
+            zone_end_at(t, now);
+        emit_leave();
+    }
     for (unsigned i = 0; i < BT_MADE_SLOTS; i++)
         free(t->made[i].data);
     memset(t->made, 0, sizeof(t->made));

@@ -121,6 +121,9 @@ struct bt_thread {
      * ring only up to the next fiber event's position (worker.c, drain). */
     _Atomic uint32_t fiber_emitted;
     uint32_t fiber_sent;
+    /* Worker only: zones whose begin it sent and whose end it has not, which
+     * it closes itself when the session ends (worker.c, session_finish). */
+    uint32_t sent_open;
     struct bt_thread *next; /* guarded by bt_rt.mutex */
 };
 

@@ -433,6 +433,10 @@ static size_t drain_thread_to(struct session *s, struct bt_thread *t, uint64_t l
         struct bt_rec r;
         memcpy(&r, p, sizeof(r));
         encode_record(s, &r, p + BT_REC_HEADER);
+        if (r.kind == BT_REC_ZONE_BEGIN || r.kind == BT_REC_ZONE_BEGIN_DYN)
+            t->sent_open++;
+        else if (r.kind == BT_REC_ZONE_END && t->sent_open > 0)
+            t->sent_open--;
         tail += n;
         if (tail - published >= TAIL_PUBLISH_BYTES) {
             atomic_store_explicit(&t->tail, tail, memory_order_release);
@@ -807,6 +811,24 @@ static int64_t nap_ns(size_t did, int64_t interval)
     return fill > NAP_MAX_NS ? NAP_MAX_NS : (int64_t)fill;
 }
 
+/* The zones still open when the session ends (exit() inside a zone, or
+ * threads still running inside theirs) end now, as a viewer expects every
+ * zone to. A thread that switched fibers is left alone: its zones may have
+ * been ended on another thread. */
+static void close_open_zones(struct session *s)
+{
+    size_t n = snapshot_threads(s);
+    int64_t now = bt_timer_now();
+    for (size_t i = 0; i < n; i++) {
+        struct bt_thread *t = s->snapshot[i];
+        if (!t->sent_open || t->fiber_sent)
+            continue;
+        bt_enc_thread_context(&s->enc, t->tid);
+        for (; t->sent_open > 0; t->sent_open--)
+            bt_enc_zone_end(&s->enc, now);
+    }
+}
+
 /* After the program's end (or a Disconnect query): send what is left, then
  * Terminate, then answer queries until the server says it is done. */
 static void session_finish(struct session *s)
@@ -814,6 +836,7 @@ static void session_finish(struct session *s)
     int64_t deadline = now_ns() + FINAL_DRAIN_NS;
     while (!s->stop && drain(s, 0) && now_ns() < deadline)
         session_queries(s, 0, 0);
+    close_open_zones(s);
     bt_encoder_flush(&s->enc);
     bt_encoder_send_alone(&s->enc, BT_EV_TERMINATE);
     atomic_store(&bt_rt.state, BT_STATE_FINISHED);

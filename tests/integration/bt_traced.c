@@ -3,7 +3,7 @@
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
  * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, texts, linger,
- * idle, signals ZONES, fork ZONES. */
+ * idle, signals ZONES, fork ZONES, open-at-exit. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -356,6 +356,30 @@ static int scenario_fork(long zones)
     return 0;
 }
 
+/* A thread that returns with two zones open, then exit() inside two open
+ * zones of the main thread. */
+static void *open_zones_worker(void *arg)
+{
+    (void)arg;
+    BT_ZONE_N(a, "thread-open", 1);
+    BT_ZONE_N(b, "thread-open", 1);
+    (void)a;
+    (void)b;
+    return NULL;
+}
+
+static int scenario_open_at_exit(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, open_zones_worker, NULL);
+    pthread_join(th, NULL);
+    BT_ZONE_N(outer, "open-at-exit", 1);
+    BT_ZONE_N(inner, "open-at-exit", 1);
+    (void)outer;
+    (void)inner;
+    exit(0);
+}
+
 /* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
 int scenario_tracyc(void);
 
@@ -411,6 +435,8 @@ int main(int argc, char **argv)
         return scenario_linger();
     if (strcmp(what, "idle") == 0)
         return 0;
+    if (strcmp(what, "open-at-exit") == 0)
+        return scenario_open_at_exit();
     if (strcmp(what, "fork") == 0 && argc > 2)
         return scenario_fork(atol(argv[2]));
     if (strcmp(what, "signals") == 0 && argc > 2)

@@ -647,6 +647,21 @@ static void a_forked_child_runs_untraced_and_never_blocks(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+/* A thread that returns inside two zones, then exit() inside two more: the
+ * program and the capture finish, and every zone arrives closed (the test
+ * server refuses a session that ends with open zones). */
+static void zones_open_at_thread_end_and_at_exit_arrive_closed(void **state)
+{
+    (void)state;
+    const char *args[] = {"open-at-exit", NULL};
+    struct bt_test_server s;
+    struct child c = traced_capture(traced_path, args, NULL, &s);
+    assert_int_equal(bt_ts_zones_named(&s, "thread-open"), 2);
+    assert_int_equal(bt_ts_zones_named(&s, "open-at-exit"), 2);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 {
     (void)state;
@@ -1293,6 +1308,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(events_from_a_signal_handler_arrive_or_are_counted,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(a_forked_child_runs_untraced_and_never_blocks,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(zones_open_at_thread_end_and_at_exit_arrive_closed,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(nesting_deeper_than_the_buffer_still_arrives,
                                   kill_leftover_child),
