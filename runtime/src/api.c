@@ -56,7 +56,7 @@ static size_t payload_max(void)
     return quarter < BT_TEXT_MAX ? quarter : BT_TEXT_MAX;
 }
 
-static void zone_end_at(struct bt_thread *t, int64_t now);
+static inline __attribute__((always_inline)) void zone_end_at(struct bt_thread *t, int64_t now);
 
 /* A thread's end (its key's destructor): the zones it left open end here,
  * as a viewer expects every zone to (unless it switched fibers: then its
@@ -277,7 +277,7 @@ bt_zone bt_zone_begin_at(const struct bt_srcloc *loc, int depth, int active, uin
     return zone_begin(loc, depth, active, caller);
 }
 
-static void zone_end_at(struct bt_thread *t, int64_t now)
+static inline __attribute__((always_inline)) void zone_end_at(struct bt_thread *t, int64_t now)
 {
     t->open_zones--;
     uint8_t *p = ring_reserve(t, BT_REC_HEADER, zone_keep(t));
