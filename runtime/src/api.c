@@ -21,6 +21,35 @@
 static _Thread_local struct bt_thread *tls_thread TLS_IE;
 static pthread_key_t thread_key;
 
+/* Set while the thread is inside an emitting call: a signal handler that
+ * emits on the thread it interrupted would otherwise write over the record
+ * being written (and move the ring's head under it). Its events are dropped
+ * and counted instead; a plain thread-local byte, as a handler runs on the
+ * thread it interrupts, so the hot path stays free of atomics. */
+static _Thread_local uint8_t tls_emitting TLS_IE;
+
+/* In a forked child: no worker drains anything, so no thread traces. */
+static int forked;
+
+/* 0 = a signal handler interrupted an emitting call of this thread: drop
+ * (and count) the event. Else the caller emits and then calls emit_leave. */
+static inline int emit_enter(void)
+{
+    if (__builtin_expect(tls_emitting, 0)) {
+        atomic_fetch_add_explicit(&bt_rt.dropped, 1, memory_order_relaxed);
+        return 0;
+    }
+    tls_emitting = 1;
+    atomic_signal_fence(memory_order_seq_cst);
+    return 1;
+}
+
+static inline void emit_leave(void)
+{
+    atomic_signal_fence(memory_order_seq_cst);
+    tls_emitting = 0;
+}
+
 /* Largest payload one record may carry: a record must always fit a ring. */
 static size_t payload_max(void)
 {
@@ -28,9 +57,21 @@ static size_t payload_max(void)
     return quarter < BT_TEXT_MAX ? quarter : BT_TEXT_MAX;
 }
 
+static inline __attribute__((always_inline)) void zone_end_at(struct bt_thread *t, int64_t now);
+
+/* A thread's end (its key's destructor): the zones it left open end here,
+ * as a viewer expects every zone to (unless it switched fibers: then its
+ * count may stand for zones ended on other threads). */
 static void thread_retire(void *arg)
 {
     struct bt_thread *t = arg;
+    if (t->open_zones && atomic_load_explicit(&t->fiber_emitted, memory_order_relaxed) == 0 &&
+        emit_enter()) {
+        int64_t now = bt_timer_now();
+        while (t->open_zones)
+            zone_end_at(t, now);
+        emit_leave();
+    }
     for (unsigned i = 0; i < BT_MADE_SLOTS; i++)
         free(t->made[i].data);
     memset(t->made, 0, sizeof(t->made));
@@ -43,9 +84,16 @@ int bt_api_init(void)
     return pthread_key_create(&thread_key, thread_retire);
 }
 
+void bt_api_after_fork_child(void)
+{
+    forked = 1;
+    tls_thread = NULL;
+    pthread_setspecific(thread_key, NULL);
+}
+
 static __attribute__((noinline)) struct bt_thread *thread_register(void)
 {
-    if (bt_runtime_start() != 0)
+    if (forked || bt_runtime_start() != 0)
         return NULL;
     size_t size = (sizeof(struct bt_thread) + 63) & ~(size_t)63;
     struct bt_thread *t = aligned_alloc(64, size);
@@ -184,8 +232,8 @@ static inline struct bt_thread *zone_thread(int active)
     return active ? thread_current() : NULL;
 }
 
-static inline bt_zone zone_begin(const struct bt_srcloc *loc, int depth, int active,
-                                 uintptr_t caller)
+static inline bt_zone zone_begin_body(const struct bt_srcloc *loc, int depth, int active,
+                                      uintptr_t caller)
 {
     bt_zone z = {0};
     struct bt_thread *t = zone_thread(active);
@@ -209,6 +257,17 @@ static inline bt_zone zone_begin(const struct bt_srcloc *loc, int depth, int act
     return z;
 }
 
+static inline bt_zone zone_begin(const struct bt_srcloc *loc, int depth, int active,
+                                 uintptr_t caller)
+{
+    bt_zone z = {0};
+    if (!active || !emit_enter())
+        return z;
+    z = zone_begin_body(loc, depth, active, caller);
+    emit_leave();
+    return z;
+}
+
 bt_zone bt_zone_begin(const struct bt_srcloc *loc, int depth, int active)
 {
     return zone_begin(loc, depth, active, CALLER);
@@ -219,20 +278,26 @@ bt_zone bt_zone_begin_at(const struct bt_srcloc *loc, int depth, int active, uin
     return zone_begin(loc, depth, active, caller);
 }
 
-void bt_zone_end(bt_zone zone)
+static inline __attribute__((always_inline)) void zone_end_at(struct bt_thread *t, int64_t now)
 {
-    if (!zone.active)
-        return;
-    int64_t now = bt_timer_now();
-    struct bt_thread *t = tls_thread;
-    if (!t)
-        return;
     t->open_zones--;
     uint8_t *p = ring_reserve(t, BT_REC_HEADER, zone_keep(t));
     if (!p)
         return;
     rec_header(p, BT_REC_ZONE_END, 0, 0, 0, now);
     ring_commit(t, BT_REC_HEADER);
+}
+
+void bt_zone_end(bt_zone zone)
+{
+    if (!zone.active)
+        return;
+    int64_t now = bt_timer_now();
+    struct bt_thread *t = tls_thread;
+    if (!t || !emit_enter())
+        return;
+    zone_end_at(t, now);
+    emit_leave();
 }
 
 /* SourceLocationPayload: u32 color, u32 line, function NUL, file NUL, name. */
@@ -277,32 +342,26 @@ static bt_zone zone_begin_made(uint64_t handle, int depth, int active, uintptr_t
 {
     bt_zone z = {0};
     struct bt_thread *t = tls_thread;
-    if (!active || !handle || !t)
+    if (!active || !handle || !t || !emit_enter())
         return z;
     const struct bt_made_srcloc *m = (const struct bt_made_srcloc *)(uintptr_t)handle;
-    if (!emit_record(t, BT_REC_ZONE_BEGIN_DYN, depth, 0, m->data, m->len, NULL, 0,
-                     zone_keep(t) + BT_REC_HEADER, caller))
-        return z;
-    t->open_zones++;
-    z.active = 1;
+    if (emit_record(t, BT_REC_ZONE_BEGIN_DYN, depth, 0, m->data, m->len, NULL, 0,
+                    zone_keep(t) + BT_REC_HEADER, caller)) {
+        t->open_zones++;
+        z.active = 1;
+    }
+    emit_leave();
     return z;
 }
 
-bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
-                              const char *function, size_t function_len, const char *name,
-                              size_t name_len, uint32_t color, int depth, int active)
+static bt_zone zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
+                                  const char *function, size_t function_len, const char *name,
+                                  size_t name_len, uint32_t color)
 {
     bt_zone z = {0};
-    struct bt_thread *t = zone_thread(active);
+    struct bt_thread *t = thread_current();
     if (!t)
         return z;
-    if (depth > 0) {
-        /* callstack capture lives in emit_record; go through a made slot,
-         * which fits the names itself */
-        uint64_t h =
-            bt_srcloc_make(line, file, file_len, function, function_len, name, name_len, color);
-        return zone_begin_made(h, depth, active, CALLER);
-    }
     if (!name)
         name_len = 0;
     srcloc_fit(&file_len, &function_len, &name_len);
@@ -317,6 +376,27 @@ bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
     ring_commit(t, need);
     t->open_zones++;
     z.active = 1;
+    return z;
+}
+
+bt_zone bt_zone_begin_dynamic(uint32_t line, const char *file, size_t file_len,
+                              const char *function, size_t function_len, const char *name,
+                              size_t name_len, uint32_t color, int depth, int active)
+{
+    bt_zone z = {0};
+    if (!active)
+        return z;
+    if (depth > 0) {
+        /* callstack capture lives in emit_record; go through a made slot,
+         * which fits the names itself */
+        uint64_t h =
+            bt_srcloc_make(line, file, file_len, function, function_len, name, name_len, color);
+        return zone_begin_made(h, depth, active, CALLER);
+    }
+    if (!emit_enter())
+        return z;
+    z = zone_begin_dynamic(line, file, file_len, function, function_len, name, name_len, color);
+    emit_leave();
     return z;
 }
 
@@ -368,11 +448,12 @@ const uint8_t *bt_made_payload(uint64_t handle, size_t *len)
 static void zone_string(bt_zone zone, uint8_t kind, const char *text, size_t len)
 {
     struct bt_thread *t = tls_thread;
-    if (!zone.active || !t)
+    if (!zone.active || !t || !emit_enter())
         return;
     if (len > payload_max())
         len = payload_max();
     emit_record(t, kind, 0, 0, text, len, NULL, 0, zone_keep(t), CALLER);
+    emit_leave();
 }
 
 void bt_zone_text(bt_zone zone, const char *text, size_t len)
@@ -388,26 +469,28 @@ void bt_zone_name(bt_zone zone, const char *text, size_t len)
 void bt_zone_color(bt_zone zone, uint32_t color)
 {
     struct bt_thread *t = tls_thread;
-    if (!zone.active || !t)
+    if (!zone.active || !t || !emit_enter())
         return;
     uint8_t *p = ring_reserve(t, BT_REC_HEADER, zone_keep(t));
-    if (!p)
-        return;
-    rec_header(p, BT_REC_ZONE_COLOR, 0, 0, color & 0xFFFFFFu, 0);
-    ring_commit(t, BT_REC_HEADER);
+    if (p) {
+        rec_header(p, BT_REC_ZONE_COLOR, 0, 0, color & 0xFFFFFFu, 0);
+        ring_commit(t, BT_REC_HEADER);
+    }
+    emit_leave();
 }
 
 void bt_zone_value(bt_zone zone, uint64_t value)
 {
     struct bt_thread *t = tls_thread;
-    if (!zone.active || !t)
+    if (!zone.active || !t || !emit_enter())
         return;
     uint8_t *p = ring_reserve(t, BT_REC_HEADER + 8, zone_keep(t));
-    if (!p)
-        return;
-    rec_header(p, BT_REC_ZONE_VALUE, 0, 8, 0, 0);
-    memcpy(p + BT_REC_HEADER, &value, 8);
-    ring_commit(t, BT_REC_HEADER + 8);
+    if (p) {
+        rec_header(p, BT_REC_ZONE_VALUE, 0, 8, 0, 0);
+        memcpy(p + BT_REC_HEADER, &value, 8);
+        ring_commit(t, BT_REC_HEADER + 8);
+    }
+    emit_leave();
 }
 
 static uint32_t message_meta(enum bt_severity severity)
@@ -418,29 +501,36 @@ static uint32_t message_meta(enum bt_severity severity)
     return (uint32_t)(BT_MSG_SOURCE_USER | (s << 4)) << 24;
 }
 
+/* A record of the calling thread outside any zone's state (messages, app
+ * info, plot settings). */
+static void emit_current(uint8_t kind, int depth, uint32_t b, const void *payload, size_t len,
+                         uintptr_t caller)
+{
+    if (!emit_enter())
+        return;
+    struct bt_thread *t = thread_current();
+    if (t)
+        emit_record(t, kind, depth, b, payload, len, NULL, 0, zone_keep(t), caller);
+    emit_leave();
+}
+
 void bt_message_at(const char *text, size_t len, uint32_t color, int colored,
                    enum bt_severity severity, int depth, uintptr_t caller)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
     if (len > payload_max())
         len = payload_max();
     uint8_t kind = colored ? BT_REC_MESSAGE_COLOR : BT_REC_MESSAGE;
     uint32_t b = message_meta(severity) | (colored ? color & 0xFFFFFFu : 0);
-    emit_record(t, kind, depth, b, text, len, NULL, 0, zone_keep(t), caller);
+    emit_current(kind, depth, b, text, len, caller);
 }
 
 void bt_message_literal_at(const char *text, uint32_t color, int colored, enum bt_severity severity,
                            int depth, uintptr_t caller)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
     uint64_t address = (uint64_t)(uintptr_t)text;
     uint8_t kind = colored ? BT_REC_LITERAL_COLOR : BT_REC_LITERAL;
     uint32_t b = message_meta(severity) | (colored ? color & 0xFFFFFFu : 0);
-    emit_record(t, kind, depth, b, &address, 8, NULL, 0, zone_keep(t), caller);
+    emit_current(kind, depth, b, &address, 8, caller);
 }
 
 void bt_message(const char *text, size_t len, enum bt_severity severity, int depth)
@@ -467,27 +557,25 @@ void bt_message_literal_color(const char *text, uint32_t color, enum bt_severity
 
 void bt_app_info(const char *text, size_t len)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
     if (len > payload_max())
         len = payload_max();
-    emit_record(t, BT_REC_APP_INFO, 0, 0, text, len, NULL, 0, zone_keep(t), CALLER);
+    emit_current(BT_REC_APP_INFO, 0, 0, text, len, CALLER);
 }
 
 static void plot(const char *name, uint8_t type, uint64_t bits)
 {
+    if (!emit_enter())
+        return;
     struct bt_thread *t = thread_current();
-    if (!t)
-        return;
-    uint8_t *p = ring_reserve(t, BT_REC_HEADER + 16, zone_keep(t));
-    if (!p)
-        return;
-    uint64_t key = (uint64_t)(uintptr_t)name;
-    rec_header(p, BT_REC_PLOT, 0, 16, type, bt_timer_now());
-    memcpy(p + BT_REC_HEADER, &key, 8);
-    memcpy(p + BT_REC_HEADER + 8, &bits, 8);
-    ring_commit(t, BT_REC_HEADER + 16);
+    uint8_t *p = t ? ring_reserve(t, BT_REC_HEADER + 16, zone_keep(t)) : NULL;
+    if (p) {
+        uint64_t key = (uint64_t)(uintptr_t)name;
+        rec_header(p, BT_REC_PLOT, 0, 16, type, bt_timer_now());
+        memcpy(p + BT_REC_HEADER, &key, 8);
+        memcpy(p + BT_REC_HEADER + 8, &bits, 8);
+        ring_commit(t, BT_REC_HEADER + 16);
+    }
+    emit_leave();
 }
 
 void bt_plot_int(const char *name, int64_t value)
@@ -512,12 +600,9 @@ void bt_plot_double(const char *name, double value)
 void bt_plot_config(const char *name, enum bt_plot_format format, int step, int fill,
                     uint32_t color)
 {
-    struct bt_thread *t = thread_current();
-    if (!t)
-        return;
     uint64_t payload[2] = {(uint64_t)(uintptr_t)name, color};
     uint32_t b = (uint32_t)format | (uint32_t)(step ? 1 : 0) << 8 | (uint32_t)(fill ? 1 : 0) << 16;
-    emit_record(t, BT_REC_PLOT_CONFIG, 0, b, payload, 16, NULL, 0, zone_keep(t), CALLER);
+    emit_current(BT_REC_PLOT_CONFIG, 0, b, payload, 16, CALLER);
 }
 
 /* Section ids: 0 stands for "not traced", so they start at 1. */
@@ -644,11 +729,11 @@ static struct bt_slot *serial_reserve(unsigned count, uint64_t *first)
     return &q->slots[pos & q->mask];
 }
 
-int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller)
+static int serial_emit_body(const struct bt_serial_ev *ev, int depth, uintptr_t caller)
 {
     /* a thread's ring exists only once the runtime has started */
     struct bt_thread *t = thread_current();
-    if (!t && bt_runtime_start() != 0)
+    if (!t && (forked || bt_runtime_start() != 0))
         return 0;
     uint64_t frames[64];
     depth = clamp_depth(depth);
@@ -686,6 +771,18 @@ int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller)
     }
     atomic_store_explicit(&s->seq, pos + 1, memory_order_release);
     return 1;
+}
+
+/* Guarded as the ring's events are: a handler's serial event while its
+ * thread holds an unpublished slot could wait for room the worker can only
+ * make once that slot is published. */
+int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller)
+{
+    if (!emit_enter())
+        return 0;
+    int sent = serial_emit_body(ev, depth, caller);
+    emit_leave();
+    return sent;
 }
 
 static int serial_emit(uint8_t kind, uint64_t a, uint64_t b, uint64_t c, int depth,

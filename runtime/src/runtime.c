@@ -103,6 +103,23 @@ static int serial_init(struct bt_serial *q, size_t bytes)
     return 0;
 }
 
+static pthread_mutex_t stop_mutex = PTHREAD_MUTEX_INITIALIZER;
+
+/* A forked child has none of the parent's threads, the worker among them:
+ * nothing would ever drain its buffers, so an event that waits for room
+ * would wait forever, and exit would join a thread that is not there. The
+ * child runs untraced (runtime/README.md); the locks another thread may
+ * have held at the fork are made usable again. */
+static void after_fork_child(void)
+{
+    worker_started = 0;
+    atomic_store(&bt_rt.worker_alive, 0);
+    atomic_store(&bt_rt.state, BT_STATE_FINISHED);
+    pthread_mutex_init(&stop_mutex, NULL);
+    pthread_mutex_init(&bt_rt.mutex, NULL);
+    bt_api_after_fork_child();
+}
+
 static void start(void)
 {
     bt_timer_init();
@@ -118,7 +135,8 @@ static void start(void)
     /* Without a bell (no eventfd: out of descriptors), the worker's naps
      * simply run out: slower when buffers fill, nothing lost. */
     bt_rt.worker_bell = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 || bt_api_init() != 0)
+    if (serial_init(&bt_rt.serial, bt_rt.ring_size) != 0 || bt_api_init() != 0 ||
+        pthread_atfork(NULL, NULL, after_fork_child) != 0)
         return;
 
     /* The worker must not take the program's signals. */
@@ -149,8 +167,6 @@ __attribute__((constructor)) static void runtime_constructor(void)
 {
     bt_runtime_start();
 }
-
-static pthread_mutex_t stop_mutex = PTHREAD_MUTEX_INITIALIZER;
 
 void bt_runtime_stop(void)
 {

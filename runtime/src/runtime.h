@@ -126,6 +126,9 @@ struct bt_thread {
      * ring only up to the next fiber event's position (worker.c, drain). */
     _Atomic uint32_t fiber_emitted;
     uint32_t fiber_sent;
+    /* Worker only: zones whose begin it sent and whose end it has not, which
+     * it closes itself when the session ends (worker.c, session_finish). */
+    uint32_t sent_open;
     struct bt_thread *next; /* guarded by bt_rt.mutex */
 };
 
@@ -258,6 +261,9 @@ extern _Atomic uint32_t bt_frame_count;
 
 /* Creates the per-thread key whose destructor retires a thread's ring. */
 int bt_api_init(void);
+/* In a forked child (one thread, no worker): every emitting call of every
+ * thread returns at once from now on. */
+void bt_api_after_fork_child(void);
 
 /* The worker thread's entry point (worker.c). */
 void *bt_worker_main(void *arg);

@@ -321,6 +321,8 @@ static void session_queries(struct session *s, int64_t timeout_ns, int progress)
 static void encode_frames(struct bt_encoder *e, uint8_t binding, const uint8_t *raw, unsigned n)
 {
     uint64_t frames[64];
+    if (n > 64)
+        n = 64;
     memcpy(frames, raw, 8u * n);
     for (unsigned i = 0; i < n; i++)
         frames[i] = bt_address_canonical(frames[i]);
@@ -410,8 +412,30 @@ static void encode_record(struct session *s, const struct bt_rec *r, const uint8
     }
 }
 
+/* The bytes of the record at ring index idx, with `avail` bytes published
+ * from there; 0 if its fields do not describe a record that fits (the
+ * producer's own layout rules), so nothing is read beyond what was
+ * published or beyond the ring. */
+static size_t record_size(const struct bt_thread *t, size_t idx, uint64_t avail)
+{
+    size_t to_end = t->mask + 1 - idx;
+    const uint8_t *p = t->data + idx;
+    if (p[0] == BT_REC_PAD)
+        return to_end <= avail ? to_end : 0;
+    if (to_end < BT_REC_HEADER || avail < BT_REC_HEADER)
+        return 0;
+    struct bt_rec r;
+    memcpy(&r, p, sizeof(r));
+    size_t n = BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
+    if (r.kind > BT_REC_PLOT_CONFIG || r.a > 62 || n > to_end || n > avail)
+        return 0;
+    return n;
+}
+
 /* Encodes (or, with discard, drops) what thread t has published; returns
- * the bytes taken from its ring. */
+ * the bytes taken from its ring. A record that does not hold together ends
+ * the pass: what is left of the ring up to its head is dropped and counted,
+ * never interpreted. */
 static size_t drain_thread_to(struct session *s, struct bt_thread *t, uint64_t limit, int discard)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
@@ -429,18 +453,27 @@ static size_t drain_thread_to(struct session *s, struct bt_thread *t, uint64_t l
     }
     bt_enc_thread_context(&s->enc, t->tid);
     uint64_t published = tail;
-    size_t size = t->mask + 1;
     while (tail != head) {
         size_t idx = tail & t->mask;
         const uint8_t *p = t->data + idx;
+        size_t n = record_size(t, idx, head - tail);
+        if (n == 0) {
+            atomic_fetch_add_explicit(&bt_rt.dropped, 1, memory_order_relaxed);
+            tail = head;
+            break;
+        }
         if (p[0] == BT_REC_PAD) {
-            tail += size - idx;
+            tail += n;
             continue;
         }
         struct bt_rec r;
         memcpy(&r, p, sizeof(r));
         encode_record(s, &r, p + BT_REC_HEADER);
-        tail += BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
+        if (r.kind == BT_REC_ZONE_BEGIN || r.kind == BT_REC_ZONE_BEGIN_DYN)
+            t->sent_open++;
+        else if (r.kind == BT_REC_ZONE_END && t->sent_open > 0)
+            t->sent_open--;
+        tail += n;
         if (tail - published >= TAIL_PUBLISH_BYTES) {
             atomic_store_explicit(&t->tail, tail, memory_order_release);
             published = tail;
@@ -700,18 +733,14 @@ static uint64_t ring_records(const struct bt_thread *t)
 {
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-    size_t size = t->mask + 1;
     uint64_t n = 0;
     while (tail != head) {
         size_t idx = tail & t->mask;
-        struct bt_rec r;
-        memcpy(&r, t->data + idx, sizeof(r));
-        if (r.kind == BT_REC_PAD) {
-            tail += size - idx;
-            continue;
-        }
-        tail += BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
-        n++;
+        size_t bytes = record_size(t, idx, head - tail);
+        if (bytes == 0)
+            return n + 1;
+        n += t->data[idx] != BT_REC_PAD;
+        tail += bytes;
     }
     return n;
 }
@@ -818,6 +847,24 @@ static int64_t nap_ns(size_t did, int64_t interval)
     return fill > NAP_MAX_NS ? NAP_MAX_NS : (int64_t)fill;
 }
 
+/* The zones still open when the session ends (exit() inside a zone, or
+ * threads still running inside theirs) end now, as a viewer expects every
+ * zone to. A thread that switched fibers is left alone: its zones may have
+ * been ended on another thread. */
+static void close_open_zones(struct session *s)
+{
+    size_t n = snapshot_threads(s);
+    int64_t now = bt_timer_now();
+    for (size_t i = 0; i < n; i++) {
+        struct bt_thread *t = s->snapshot[i];
+        if (!t->sent_open || t->fiber_sent)
+            continue;
+        bt_enc_thread_context(&s->enc, t->tid);
+        for (; t->sent_open > 0; t->sent_open--)
+            bt_enc_zone_end(&s->enc, now);
+    }
+}
+
 /* After the program's end (or a Disconnect query): send what is left, then
  * Terminate, then answer queries until the server says it is done. */
 static void session_finish(struct session *s)
@@ -825,6 +872,7 @@ static void session_finish(struct session *s)
     int64_t deadline = now_ns() + FINAL_DRAIN_NS;
     while (!s->stop && drain(s, 0) && now_ns() < deadline)
         session_queries(s, 0, 0);
+    close_open_zones(s);
     bt_encoder_flush(&s->enc);
     bt_encoder_send_alone(&s->enc, BT_EV_TERMINATE);
     atomic_store(&bt_rt.state, BT_STATE_FINISHED);

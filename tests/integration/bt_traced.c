@@ -3,13 +3,16 @@
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
  * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, texts, linger,
- * idle. */
+ * idle, signals ZONES, fork ZONES, open-at-exit. */
 #define _GNU_SOURCE
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/time.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -287,6 +290,96 @@ static int scenario_churn(int threads)
     return 0;
 }
 
+/* A SIGALRM handler that emits a zone with a value (and a message) on the
+ * thread it interrupts, which is itself emitting zones with texts: the
+ * handler lands inside emitting calls again and again. Prints how many
+ * handler zones ran and how many events the runtime dropped. */
+static volatile sig_atomic_t alarms;
+
+static void alarm_zone(int sig)
+{
+    (void)sig;
+    BT_ZONE_N(z, "in-handler", 1);
+    BT_ZONE_VALUE(z, (uint64_t)alarms);
+    BT_MESSAGE_L("alarm");
+    BT_ZONE_END(z);
+    alarms++;
+}
+
+static int scenario_signals(long zones)
+{
+    BT_ZONE_N(first, "main", 1); /* the thread's buffer exists before any alarm */
+    BT_ZONE_END(first);
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = alarm_zone;
+    sa.sa_flags = SA_RESTART;
+    sigaction(SIGALRM, &sa, NULL);
+    struct itimerval every = {{0, 20}, {0, 20}};
+    setitimer(ITIMER_REAL, &every, NULL);
+    static const char text[] = "a text long enough to be written while an alarm comes";
+    for (long i = 1; i < zones; i++) {
+        BT_ZONE_N(z, "main", 1);
+        BT_ZONE_TEXT(z, text, sizeof(text) - 1);
+        BT_ZONE_END(z);
+    }
+    struct itimerval off = {{0, 0}, {0, 0}};
+    setitimer(ITIMER_REAL, &off, NULL);
+    printf("alarms %ld dropped %llu\n", (long)alarms, (unsigned long long)bt_dropped_events());
+    fflush(stdout);
+    return 0;
+}
+
+/* Forks inside a zone; the child emits `zones` zones (more than its buffer
+ * holds) and exits through exit(), the parent waits for it, prints its exit
+ * status and emits one more zone. */
+static int scenario_fork(long zones)
+{
+    BT_ZONE_N(outer, "before-fork", 1);
+    pid_t pid = fork();
+    if (pid == 0) {
+        for (long i = 0; i < zones; i++) {
+            BT_ZONE_N(z, "in-child", 1);
+            BT_ZONE_END(z);
+        }
+        BT_ZONE_END(outer);
+        exit(0);
+    }
+    int status = -1;
+    if (pid > 0)
+        waitpid(pid, &status, 0);
+    BT_ZONE_END(outer);
+    BT_ZONE_N(after, "after-fork", 1);
+    BT_ZONE_END(after);
+    printf("child %d\n", pid > 0 && WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+    fflush(stdout);
+    return 0;
+}
+
+/* A thread that returns with two zones open, then exit() inside two open
+ * zones of the main thread. */
+static void *open_zones_worker(void *arg)
+{
+    (void)arg;
+    BT_ZONE_N(a, "thread-open", 1);
+    BT_ZONE_N(b, "thread-open", 1);
+    (void)a;
+    (void)b;
+    return NULL;
+}
+
+static int scenario_open_at_exit(void)
+{
+    pthread_t th;
+    pthread_create(&th, NULL, open_zones_worker, NULL);
+    pthread_join(th, NULL);
+    BT_ZONE_N(outer, "open-at-exit", 1);
+    BT_ZONE_N(inner, "open-at-exit", 1);
+    (void)outer;
+    (void)inner;
+    exit(0);
+}
+
 /* Every macro of Tracy's C API, in bt_traced_tracyc.c. */
 int scenario_tracyc(void);
 
@@ -342,6 +435,12 @@ int main(int argc, char **argv)
         return scenario_linger();
     if (strcmp(what, "idle") == 0)
         return 0;
+    if (strcmp(what, "open-at-exit") == 0)
+        return scenario_open_at_exit();
+    if (strcmp(what, "fork") == 0 && argc > 2)
+        return scenario_fork(atol(argv[2]));
+    if (strcmp(what, "signals") == 0 && argc > 2)
+        return scenario_signals(atol(argv[2]));
     fprintf(stderr, "bt_traced: unknown scenario %s\n", what);
     return 2;
 }

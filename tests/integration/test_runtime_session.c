@@ -639,6 +639,64 @@ static void nesting_deeper_than_the_buffer_still_arrives(void **state)
     assert_int_equal(wait_exit(&c, 30000), 0);
 }
 
+/* A SIGALRM handler emits on the thread it interrupts, often in the middle
+ * of that thread's own event: the program neither crashes nor sends a
+ * broken stream (the test server takes every event), and each handler
+ * event either arrives or is counted as dropped. */
+static void events_from_a_signal_handler_arrive_or_are_counted(void **state)
+{
+    (void)state;
+    const char *args[] = {"signals", "300000", NULL};
+    struct bt_test_server s;
+    struct child c = traced_capture(traced_path, args, "BOARDTRACE_BUFFER_KB=64", &s);
+    char line[128];
+    assert_int_equal(read_line(&c, line, sizeof(line), 60000), 0);
+    long alarms = 0;
+    unsigned long long dropped = 0;
+    assert_int_equal(sscanf(line, "alarms %ld dropped %llu", &alarms, &dropped), 2);
+    assert_true(alarms > 0);
+    assert_int_equal(bt_ts_zones_named(&s, "main"), 300000);
+    /* a zone and a message per alarm */
+    assert_int_equal(bt_ts_zones_named(&s, "in-handler") + s.messages_literal + dropped,
+                     2 * (uint64_t)alarms);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+/* A child forked by a traced program (TRACY_NO_EXIT=1, a capture
+ * connected) has no worker: it runs untraced, so emitting more than its
+ * buffer holds and exiting never waits; the parent's session is whole. */
+static void a_forked_child_runs_untraced_and_never_blocks(void **state)
+{
+    (void)state;
+    const char *args[] = {"fork", "100000", NULL};
+    struct bt_test_server s;
+    struct child c = traced_capture(traced_path, args, "BOARDTRACE_BUFFER_KB=64", &s);
+    char line[64];
+    assert_int_equal(read_line(&c, line, sizeof(line), 60000), 0);
+    assert_string_equal(line, "child 0");
+    assert_int_equal(bt_ts_zones_named(&s, "before-fork"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "after-fork"), 1);
+    assert_int_equal(bt_ts_zones_named(&s, "in-child"), 0);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
+/* A thread that returns inside two zones, then exit() inside two more: the
+ * program and the capture finish, and every zone arrives closed (the test
+ * server refuses a session that ends with open zones). */
+static void zones_open_at_thread_end_and_at_exit_arrive_closed(void **state)
+{
+    (void)state;
+    const char *args[] = {"open-at-exit", NULL};
+    struct bt_test_server s;
+    struct child c = traced_capture(traced_path, args, NULL, &s);
+    assert_int_equal(bt_ts_zones_named(&s, "thread-open"), 2);
+    assert_int_equal(bt_ts_zones_named(&s, "open-at-exit"), 2);
+    bt_ts_close(&s);
+    assert_int_equal(wait_exit(&c, 30000), 0);
+}
+
 static void callstacks_are_canonical_and_every_frame_is_answered(void **state)
 {
     (void)state;
@@ -1329,6 +1387,12 @@ int main(int argc, char **argv)
         cmocka_unit_test_teardown(every_tracy_c_api_macro_emits_its_event, kill_leftover_child),
         cmocka_unit_test_teardown(every_tracy_cpp_macro_emits_its_event, kill_leftover_child),
         cmocka_unit_test_teardown(texts_of_every_length_wrap_the_buffer_intact,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(events_from_a_signal_handler_arrive_or_are_counted,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(a_forked_child_runs_untraced_and_never_blocks,
+                                  kill_leftover_child),
+        cmocka_unit_test_teardown(zones_open_at_thread_end_and_at_exit_arrive_closed,
                                   kill_leftover_child),
         cmocka_unit_test_teardown(nesting_deeper_than_the_buffer_still_arrives,
                                   kill_leftover_child),
