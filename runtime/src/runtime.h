@@ -36,6 +36,7 @@ enum bt_rec_kind {
     BT_REC_SECTION_SETUP,  /* b: category; payload: text */
     BT_REC_PARAM_SETUP,    /* b: idx; payload: name, type | (u32)value << 32 */
     BT_REC_CRASH,          /* payload: text address (crash.c) */
+    BT_REC_KINDS,          /* how many kinds there are: none is this or above */
 };
 
 struct bt_rec {

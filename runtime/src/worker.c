@@ -427,7 +427,7 @@ static size_t record_size(const struct bt_thread *t, size_t idx, uint64_t avail)
     struct bt_rec r;
     memcpy(&r, p, sizeof(r));
     size_t n = BT_REC_HEADER + 8u * r.a + BT_REC_ALIGN(r.len);
-    if (r.kind > BT_REC_PLOT_CONFIG || r.a > 62 || n > to_end || n > avail)
+    if (r.kind >= BT_REC_KINDS || r.a > 62 || n > to_end || n > avail)
         return 0;
     return n;
 }

@@ -85,9 +85,11 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
 }
 
 /* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void field(FILE *out, const char *s)
+static void field(FILE *out, const char *raw)
 {
-    if (!strpbrk(s, ",\"\n\r")) {
+    char buf[1024];
+    const char *s = btr_text_safe(raw, buf, sizeof buf); /* no terminal escapes */
+    if (!strpbrk(s, ",\"")) {
         fputs(s, out);
         return;
     }

@@ -129,7 +129,8 @@ void btr_frames_print(const struct btr_sections *sec, const struct btc_trace *t,
             i < t->framesets.len ? btc_vec_at(&t->framesets, i) : NULL;
         const char *name =
             fs && fs->name >= 0 ? btr_demangle(btc_trace_string(t, fs->name)) : "(default)";
-        fprintf(out, "%-32.32s  %10" PRIu64, name, f->frames);
+        char safe[512];
+        fprintf(out, "%-32.32s  %10" PRIu64, btr_text_safe(name, safe, sizeof safe), f->frames);
         if (f->timed)
             fprintf(out, "  %14" PRId64 "  %14" PRId64 "%s %14" PRId64 "  %14" PRId64 "\n",
                     f->total_ns / (int64_t)f->timed, f->p99_ns, f->buckets ? "~" : " ", f->min_ns,

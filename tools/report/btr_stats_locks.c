@@ -43,15 +43,15 @@ void btr_locks_print(const struct btc_trace *t, FILE *out)
     fprintf(out, "\nLocks (wait: from a thread's wait to its obtain)\n");
     fprintf(out, "%-32s  %-8s  %7s  %10s  %10s  %14s  %12s  %12s\n", "lock", "type", "threads",
             "events", "waits", "wait ns", "mean ns", "max ns");
-    char buf[32];
+    char buf[32], safe[512];
     for (size_t i = 0; i < t->lock_stats.len; i++) {
         const struct btc_read_lock *l = &v[i];
         fprintf(out,
                 "%-32.32s  %-8s  %7" PRIu64 "  %10" PRIu64 "  %10" PRIu64 "  %14" PRId64
                 "  %12" PRId64 "  %12" PRId64 "\n",
-                lock_name(t, l, buf, sizeof buf), l->type ? "shared" : "lockable", l->threads,
-                l->events, l->waits, l->wait_ns, l->waits ? l->wait_ns / (int64_t)l->waits : 0,
-                l->wait_max_ns);
+                btr_text_safe(lock_name(t, l, buf, sizeof buf), safe, sizeof safe),
+                l->type ? "shared" : "lockable", l->threads, l->events, l->waits, l->wait_ns,
+                l->waits ? l->wait_ns / (int64_t)l->waits : 0, l->wait_max_ns);
     }
     free(v);
 }

@@ -170,10 +170,12 @@ void btr_memory_print(const struct btr_sections *sec, const struct btc_trace *t,
         const struct btr_pool_stat *p = btc_vec_at(&sec->pools, i);
         if (!p->allocs)
             continue;
+        char safe[512];
         fprintf(out,
                 "%-32.32s  %10" PRIu64 "  %10" PRIu64 "  %14" PRIu64 "  %8" PRIu64 "  %14" PRIu64
                 "\n",
-                pool_name(t, (uint32_t)i), p->allocs, p->frees, p->peak, p->leaks, p->leaked_bytes);
+                btr_text_safe(pool_name(t, (uint32_t)i), safe, sizeof safe), p->allocs, p->frees,
+                p->peak, p->leaks, p->leaked_bytes);
     }
     if (!sec->leak_sites.len)
         return;
@@ -189,8 +191,11 @@ void btr_memory_print(const struct btr_sections *sec, const struct btc_trace *t,
                          : v[i].callstack == UINT32_MAX
                              ? "[unknown]"
                              : btr_demangle(btc_trace_string(t, (int64_t)v[i].callstack - 1));
-        fprintf(out, "%-48.48s  %-20.20s  %8" PRIu64 "  %14" PRIu64 "\n", fn,
-                pool_name(t, v[i].pool), v[i].count, v[i].bytes);
+        char safe_fn[512], safe_pool[512];
+        fprintf(out, "%-48.48s  %-20.20s  %8" PRIu64 "  %14" PRIu64 "\n",
+                btr_text_safe(fn, safe_fn, sizeof safe_fn),
+                btr_text_safe(pool_name(t, v[i].pool), safe_pool, sizeof safe_pool), v[i].count,
+                v[i].bytes);
     }
     if (n > TOP_LEAK_SITES)
         fprintf(out, "(%zu more places)\n", n - TOP_LEAK_SITES);

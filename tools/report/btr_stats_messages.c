@@ -55,7 +55,10 @@ void btr_messages_print(const struct btr_sections *sec, const struct btc_trace *
     if (!sec->errors_seen)
         return;
     fprintf(out, "first errors (%" PRIu64 " error and fatal messages):\n", sec->errors_seen);
-    for (uint64_t i = 0; i < sec->errors_seen && i < BTR_FIRST_ERRORS; i++)
-        fprintf(out, "  %14.6f s  %-7s  %s\n", (double)sec->error_time[i] / 1e9,
-                severity_name[sec->error_severity[i]], sec->error_text[i]);
+    for (uint64_t i = 0; i < sec->errors_seen && i < BTR_FIRST_ERRORS; i++) {
+        fprintf(out, "  %14.6f s  %-7s  ", (double)sec->error_time[i] / 1e9,
+                severity_name[sec->error_severity[i]]);
+        btr_text_put(out, sec->error_text[i]);
+        fputc('\n', out);
+    }
 }

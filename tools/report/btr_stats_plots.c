@@ -46,7 +46,9 @@ void btr_plots_print(const struct btr_sections *sec, const struct btc_trace *t, 
                            : p->name >= 0 ? btr_demangle(btc_trace_string(t, p->name))
                            : p->type == 1 ? "default pool"
                                           : "(unnamed)";
-        fprintf(out, "%-32.32s  %-7s  %10" PRIu64, name, plot_type(p->type), p->points);
+        char safe[512];
+        fprintf(out, "%-32.32s  %-7s  %10" PRIu64, btr_text_safe(name, safe, sizeof safe),
+                plot_type(p->type), p->points);
         if (p->points)
             fprintf(out, "  %14.6g  %14.6g  %14.6g\n", p->min, p->max, sum / (double)p->points);
         else
