@@ -157,7 +157,10 @@ int btd_cmd_fetch(const struct btd_options *o)
         }
         uint64_t size = 0;
         char sha[65];
+        btd_interrupt_step("pull", true);
         status = btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, NULL, &size, sha);
+        if (status != BTD_EXIT_OK && btd_interrupt_gave_up())
+            status = BTD_EXIT_INTERRUPTED;
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);

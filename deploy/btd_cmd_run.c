@@ -389,6 +389,7 @@ int btd_cmd_run(const struct btd_options *o)
         int port = btd_board_free_port(&d.board);
         s.reconnect = true;
         s.until_ready = o->detach;
+        btd_interrupt_step("run", false);
         status = btd_session_start(&s, &d, d.capture.name, port);
         if (status == BTD_EXIT_OK)
             status = btd_session_wait(&s);
@@ -418,6 +419,12 @@ int btd_cmd_run(const struct btd_options *o)
             } else if (s.not_ready && !btd_interrupted) {
                 btd_session_not_ready_error(&s, &d.program, o->ready_timeout);
                 status = BTD_EXIT_START;
+            } else if (s.not_ready) {
+                /* Stopped before it traced: there is nothing to keep. */
+                btd_note("stopped %s on %s before it opened its tracing port: nothing was "
+                         "captured",
+                         d.program.name, d.conn.where);
+                status = BTD_EXIT_INTERRUPTED;
             } else if (s.folder_gone) {
                 btd_error("the run's folder %s is gone from %s: the board rebooted (or the folder "
                           "was removed) while the program ran, and the run and its trace with "
@@ -433,6 +440,8 @@ int btd_cmd_run(const struct btd_options *o)
         if (status == BTD_EXIT_OK) {
             char remote[1200];
             snprintf(remote, sizeof remote, "%s/trace.tracy", d.board.dir);
+            /* The run is over on the board: Ctrl-C ends the pull at once. */
+            btd_interrupt_step("pull", true);
             int pull = btd_pull(&d.conn, &d.xo, remote, r.output, false, s.trace_size,
                                 s.trace_sha[0] ? s.trace_sha : NULL, &r.trace_size, r.trace_sha);
             d.t_pull = btd_now();
@@ -466,12 +475,12 @@ int btd_cmd_run(const struct btd_options *o)
                     status = BTD_EXIT_PROGRAM;
                 }
             } else {
-                status = pull;
+                status = btd_interrupt_gave_up() ? BTD_EXIT_INTERRUPTED : pull;
                 leave = true;
             }
         }
     }
-    bool connected = d.conn.session && ssh_is_connected(d.conn.session);
+    bool connected = d.conn.session && ssh_is_connected(d.conn.session) && !btd_interrupt_cut();
     /* A run the supervisor did not finish goes on on the board: its folder
      * stays for fetch. */
     if (s.started && !s.finished)
@@ -483,10 +492,15 @@ int btd_cmd_run(const struct btd_options *o)
         else if (o->keep)
             btd_note("kept %s on %s", d.board.dir, d.conn.where);
     } else if (connected && !leave) {
-        btd_deploy_cleanup(&d, o->keep);
+        if (btd_deploy_cleanup(&d, o->keep))
+            d.board.dir[0] = '\0';
     }
     if (d.board.dir[0] && !r.pulled && (leave || !connected))
         fetch_hint(o, d.board.dir, r.output);
+    if (status == BTD_EXIT_INTERRUPTED && !d.board.dir[0] && !r.pulled)
+        btd_note("interrupted during the %s: nothing was captured, and nothing was left on the "
+                 "board",
+                 btd_interrupt_step_name());
     if (d.board.uname_m[0] || status != BTD_EXIT_OK) {
         r.status = status;
         if (write_record(&d, &s, &r) != BTD_EXIT_OK && status == BTD_EXIT_OK)

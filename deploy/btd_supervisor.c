@@ -129,7 +129,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     btd_quote_append(cmd, s->token);
     /* One rm and one mkfifo for everything (the probe's exec test included). */
     btd_buf_printf(cmd,
-                   "\nrm -f out.fifo err.fifo cap.fifo finished stop .exec && mkfifo out.fifo "
+                   "\nrm -f out.fifo err.fifo cap.fifo finished .exec && mkfifo out.fifo "
                    "err.fifo%s || { printf '%%s fifo-failed\\n' \"$T\" >&2; exit 125; }\n"
                    "printf '%%s\\n' ",
                    s->capture ? " cap.fifo" : "");
@@ -191,7 +191,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
         "  [ -n \"$pe\" ] && [ -n \"$ce\" ] && break\n"
         "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
-        " [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null; fi\n"
+        " if [ -z \"$pe\" ]; then kill -TERM $pp 2>/dev/null; elif [ $cs -lt 0 ]; then cs=0; fi;"
+        " fi\n"
         /* -s N: the capture's end is the run's end; the program is stopped
          * as asked, not left to the grace period. */
         "  if [ $stopping = 0 ] && [ -n \"${CAPSECS-}\" ] && [ -n \"$ce\" ] && [ -z \"$pe\" ];"
