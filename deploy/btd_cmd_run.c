@@ -1,6 +1,7 @@
 /* `boardtrace run`: preflight, upload, capture on the board, pull, record,
  * summary. The exit status names the first step that failed. */
 #define _GNU_SOURCE
+#include "btd_escape.h"
 #include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
@@ -216,7 +217,7 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     struct btd_capture_summary sum;
     btd_capture_summarize(btd_buf_str(&s->capture_log), &sum);
     printf("\nboardtrace run summary\n");
-    printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
+    btd_escape_printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
     printf("  events    %s", sum.events[0] ? sum.events : "-");
     if (sum.zones[0] || sum.frames[0])
         printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
