@@ -403,7 +403,7 @@ int btd_cmd_run(const struct btd_options *o)
             free(owned_output);
             return BTD_EXIT_OK;
         }
-        if (status == BTD_EXIT_INTERRUPTED)
+        if (status == BTD_EXIT_INTERRUPTED || s.end_timeout)
             leave = true;
         if (status == BTD_EXIT_OK) {
             if (s.corrupt || !s.verified) {

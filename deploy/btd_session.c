@@ -15,6 +15,10 @@
 
 /* The supervisor reports every 5 s; this much silence means it is gone. */
 enum { SILENCE_LIMIT_S = 30 };
+/* Once the program has ended, the supervisor gives the capture 2 minutes to
+ * save and 10 s more to its signals (btd_supervisor.c): a run not finished
+ * this long after is given up, whatever holds the board. */
+enum { END_LIMIT_S = 120 + 10 + 30 };
 
 static void make_token(char *out, size_t outlen)
 {
@@ -187,6 +191,7 @@ static void report(struct btd_session *s, const char *ev)
         s->not_ready = true;
     } else if (IS("program-exit")) {
         s->program_exited = true;
+        s->ended_at = btd_now();
         s->program_exit = atoi(arg);
         s->program_stopped = strstr(arg, " stopped") != NULL;
         btd_debug("program exited with status %d", s->program_exit);
@@ -366,6 +371,12 @@ int btd_session_wait(struct btd_session *s)
             if (s->reconnects > 0 && !s->finished && ssh_channel_get_exit_status(s->ch) == 125)
                 s->folder_gone = true;
             break;
+        } else if (s->ended_at > 0 && btd_now() - s->ended_at > END_LIMIT_S) {
+            btd_error("the run on %s did not finish within %d s after the program ended (the "
+                      "capture has 2 minutes to save its trace, then is stopped); giving up on it",
+                      s->d->conn.where, END_LIMIT_S);
+            s->end_timeout = true;
+            return BTD_EXIT_CAPTURE;
         } else if (btd_now() - s->last_data > SILENCE_LIMIT_S) {
             /* A board whose network went away leaves the connection open
              * and silent: a run that may reconnect treats it as lost. */

@@ -1,6 +1,9 @@
 /* Test double for a tracy-capture compatible capture (-o FILE -a ADDR -p PORT
  * -f -s SECONDS): connects, retrying like tracy-capture, stores every byte in
- * FILE and prints statistics in tracy-capture's "Key: value" style. */
+ * FILE and prints statistics in tracy-capture's "Key: value" style. Named
+ * with "never-ends" in its file name, it leaves behind, as it exits, a
+ * process that holds its output open for four minutes: the board's side of
+ * the run then never sees the capture's output end. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -92,5 +95,10 @@ int main(int argc, char **argv)
     printf("Events: %lld\n", events > 0 ? events - 1 : 0);
     printf("Time span: %.2f ms\n", (now() - first) * 1000);
     printf("Trace size: %lld bytes\n", bytes);
+    fflush(stdout);
+    if (strstr(argv[0], "never-ends") && fork() == 0) {
+        setsid();
+        sleep(240);
+    }
     return 0;
 }
