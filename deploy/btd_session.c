@@ -56,6 +56,7 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .capture = capture_name,
         .port = port,
         .seconds = o->seconds,
+        .memory = o->capture_memory,
         .ready_timeout = o->ready_timeout,
     };
     struct btd_buf cmd = {0};

@@ -69,7 +69,8 @@ static const char script_capture[] =
     "( trap '' PIPE\n"
     "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
-    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null 3>&- "
+    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS $CAPMEM > cap.fifo 2>&1 < "
+    "/dev/null 3>&- "
     "&\n"
     "cp=$!\n"
     "alive $cp && sleep 0.05\n"
@@ -148,6 +149,10 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
             btd_buf_printf(cmd, "\nCAPSECS='-s %d'\n", s->seconds);
         else
             btd_buf_puts(cmd, "\nCAPSECS=\n");
+        if (s->memory > 0)
+            btd_buf_printf(cmd, "CAPMEM='-m %d'\n", s->memory);
+        else
+            btd_buf_puts(cmd, "CAPMEM=\n");
         btd_buf_puts(cmd, script_capture);
     }
     btd_buf_printf(cmd, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=%d",

@@ -1,5 +1,5 @@
 /* Test double for a tracy-capture compatible capture (-o FILE -a ADDR -p PORT
- * -f -s SECONDS): connects, retrying like tracy-capture, stores every byte in
+ * -f -s SECONDS -m PERCENT): connects, retrying like tracy-capture, stores every byte in
  * FILE and prints statistics in tracy-capture's "Key: value" style. Named
  * with "never-ends" in its file name, it leaves behind, as it exits, a
  * process that holds its output open for four minutes: the board's side of
@@ -25,7 +25,8 @@ int main(int argc, char **argv)
 {
     const char *out = NULL, *addr = "127.0.0.1";
     int port = 8086, seconds = 0, opt;
-    while ((opt = getopt(argc, argv, "o:a:p:fs:")) != -1) {
+    int memory = 0;
+    while ((opt = getopt(argc, argv, "o:a:p:fs:m:")) != -1) {
         switch (opt) {
         case 'o':
             out = optarg;
@@ -41,8 +42,12 @@ int main(int argc, char **argv)
         case 's':
             seconds = atoi(optarg);
             break;
+        case 'm':
+            memory = atoi(optarg);
+            break;
         default:
-            fprintf(stderr, "usage: fake_capture -o FILE [-a ADDR] [-p PORT] [-f] [-s SEC]\n");
+            fprintf(stderr,
+                    "usage: fake_capture -o FILE [-a ADDR] [-p PORT] [-f] [-s SEC] [-m PCT]\n");
             return 2;
         }
     }
@@ -50,6 +55,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_capture: -o FILE is required\n");
         return 2;
     }
+    /* What -m it was given, for the tests to see. */
+    if (memory > 0)
+        printf("Memory limit: %d%%\n", memory);
+    else
+        printf("Memory limit: none\n");
     printf("Connecting to %s:%d...\n", addr, port);
     fflush(stdout);
     int fd = -1;
