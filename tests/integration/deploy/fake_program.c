@@ -51,8 +51,9 @@ int main(int argc, char **argv)
         return atoi(getenv("BT_TEST_FAIL_AT_START"));
     }
     if (getenv("BT_TEST_NO_LISTEN")) {
-        /* Like a program built without tracing: runs, never opens the port. */
-        sleep(5);
+        /* Like a program built without tracing: runs until it is stopped,
+         * never opens the port (no race with the ready timeout). */
+        sleep(300);
         return 0;
     }
     if (getenv("BT_TEST_WAIT_BEFORE_LISTEN"))

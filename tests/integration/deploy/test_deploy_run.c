@@ -120,7 +120,7 @@ static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
     time_t start = time(NULL);
     struct result r = run_program(out, "BT_TEST_NO_LISTEN=1", "--ready-timeout=1");
     assert_status(&r, 9);
-    assert_non_null(strstr(r.err, "did not open its tracing port"));
+    assert_said(&r, "did not open its tracing port");
     /* Bounded: the ready timeout, then the program and capture are stopped. */
     assert_true(time(NULL) - start < 30);
     assert_int_equal(file_size(out), -1);
@@ -153,8 +153,8 @@ static void run_says_tracing_is_off_in_a_program_without_it(void **state)
     assert_non_null(warn);
     assert_non_null(upload);
     assert_true(warn < upload);
-    assert_non_null(strstr(r.err, "ran but did not open its tracing port"));
-    assert_non_null(strstr(r.err, "tracing is off in that binary"));
+    assert_said(&r, "ran but did not open its tracing port");
+    assert_said(&r, "tracing is off in that binary");
     assert_int_equal(file_size(out), -1);
     result_free(&r);
 }
