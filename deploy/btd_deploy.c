@@ -152,7 +152,7 @@ int btd_deploy_connect(struct btd_deploy *d)
         .known_hosts = o->known_hosts,
         .ssh_config = o->ssh_config,
         .accept_new_host_key = o->accept_new_host_key,
-        .timeout_s = 20,
+        .timeout_s = d->connect_timeout_s > 0 ? d->connect_timeout_s : 20,
     };
     d->xo.no_sftp = o->no_sftp;
     d->xo.idle_timeout_s = o->stall_timeout;

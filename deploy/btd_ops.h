@@ -43,6 +43,7 @@ struct btd_deploy {
     char capture_path[4096];
     struct btd_libs *libs; /* brought to the board for a dynamic program, NULL none */
     double t_start, t_preflight, t_upload, t_run, t_pull;
+    int connect_timeout_s; /* for btd_deploy_connect; 0: 20 s */
 };
 
 int btd_cmd_run(const struct btd_options *o);

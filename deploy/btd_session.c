@@ -19,6 +19,9 @@ enum { SILENCE_LIMIT_S = 30 };
  * save and 10 s more to its signals (btd_supervisor.c): a run not finished
  * this long after is given up, whatever holds the board. */
 enum { END_LIMIT_S = 120 + 10 + 30 };
+/* Connecting again after a lost connection takes at most this long in all,
+ * the connection attempts included. */
+enum { RECONNECT_LIMIT_S = 60 };
 
 static void make_token(char *out, size_t outlen)
 {
@@ -278,14 +281,21 @@ static int pick_up(struct btd_session *s)
     size_t tries = (size_t)d->o->reconnect_tries;
     if (tries > sizeof waits / sizeof *waits)
         tries = sizeof waits / sizeof *waits;
-    for (size_t i = 0; i < tries && btd_interrupted < 2; i++) {
+    double deadline = btd_now() + RECONNECT_LIMIT_S;
+    for (size_t i = 0; i < tries && btd_interrupted < 2 && btd_now() < deadline; i++) {
         btd_note("lost the connection to %s; the run goes on there; connecting again in %d s "
                  "(try %zu of %zu)",
                  d->conn.where, waits[i], i + 1, tries);
         for (double end = btd_now() + waits[i]; btd_now() < end && btd_interrupted < 2;)
             usleep(100000);
         btd_conn_close(&d->conn);
-        if (btd_deploy_connect(d) != BTD_EXIT_OK)
+        int left = (int)(deadline - btd_now());
+        if (left < 1)
+            break;
+        d->connect_timeout_s = left < 20 ? left : 20;
+        int connected = btd_deploy_connect(d);
+        d->connect_timeout_s = 0;
+        if (connected != BTD_EXIT_OK)
             continue;
         struct btd_buf cmd = {0};
         btd_follower_script(&cmd, d->board.dir, s->out_bytes, s->err_bytes);
@@ -353,7 +363,8 @@ int btd_session_wait(struct btd_session *s)
             }
             if (pick_up(s) != 0) {
                 if (s->d->o->reconnect_tries)
-                    btd_error("could not reach %s again; the run goes on there", s->d->conn.where);
+                    btd_error("could not reach %s again within %d s; the run goes on there",
+                              s->d->conn.where, RECONNECT_LIMIT_S);
                 else
                     btd_error("lost the connection to %s; the run goes on there", s->d->conn.where);
                 return BTD_EXIT_START;
@@ -386,7 +397,8 @@ int btd_session_wait(struct btd_session *s)
                          s->d->conn.where, SILENCE_LIMIT_S);
                 if (pick_up(s) == 0)
                     continue;
-                btd_error("could not reach %s again; the run goes on there", s->d->conn.where);
+                btd_error("could not reach %s again within %d s; the run goes on there",
+                          s->d->conn.where, RECONNECT_LIMIT_S);
                 return BTD_EXIT_START;
             }
             btd_error("%s stopped answering: nothing for %d s while the program ran",

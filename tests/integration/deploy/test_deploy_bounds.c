@@ -1,6 +1,6 @@
 /* `boardtrace run` waits for nothing forever: against the emulated board, a
- * run whose board side never finishes after the program ended is given up
- * within a bound, its folder kept for fetch. */
+ * run whose board side never finishes after the program ended, or whose
+ * board goes silent, is given up within a bound, its folder kept for fetch. */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +18,7 @@
 #include <cmocka.h>
 
 #include "deploy_support.h"
+#include "stall_proxy.h"
 
 /* argv: boardtrace board.sh board-dir fake_program fake_capture */
 static const char *program, *capture;
@@ -55,6 +56,54 @@ static void a_run_whose_board_never_finishes_is_given_up_after_the_program_ended
     result_free(&r);
 }
 
+/* The board goes silent mid-run and takes connections without answering:
+ * 30 s of silence, then about a minute of connecting again (the connection
+ * attempts included), and run gives up. */
+static void a_board_that_goes_silent_is_given_up_after_about_a_minute(void **state)
+{
+    (void)state;
+    char remote[600], out[600], log[600], kh[600], target[128];
+    snprintf(remote, sizeof remote, "%s/silent-runs", work);
+    snprintf(out, sizeof out, "%s/silent.tracy", work);
+    snprintf(log, sizeof log, "%s/silent.log", work);
+    assert_int_equal(mkdir(remote, 0700), 0);
+    struct stall_proxy p = {.up_budget = -1, .down_budget = -1};
+    assert_int_equal(stall_proxy_start(&p, board.port, board.known_hosts, board.target, work, kh,
+                                       sizeof kh, target, sizeof target),
+                     0);
+    const char *argv[] = {boardtrace,     "run",     "--host",        target,
+                          "-i",           board.key, "--known-hosts", kh,
+                          "--remote-dir", remote,    "--capture",     capture,
+                          "-o",           out,       "--env",         "BT_TEST_LINGER=400",
+                          program,        NULL};
+    pid_t pid = spawn_logged((char *const *)argv, log);
+    assert_true(wait_for_text(log, "fake-program: sent 1000 events", 120, 50000));
+    p.blackhole = 1;
+    p.up_budget = 0;
+    p.down_budget = 0;
+    time_t silent = time(NULL);
+    int st = 0;
+    while (waitpid(pid, &st, WNOHANG) == 0 && time(NULL) - silent < 300)
+        usleep(100000);
+    long took = (long)(time(NULL) - silent);
+    if (time(NULL) - silent >= 300) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+    }
+    stall_proxy_stop(&p);
+    char *text = read_file(log, NULL);
+    fprintf(stderr, "run gave up %ld s after the board went silent\n", took);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 9 || took > 140)
+        fprintf(stderr, "boardtrace said:\n%s\n", text);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 9);
+    /* 30 s of silence and 60 s of trying, with room for a busy machine. */
+    assert_true(took <= 140);
+    assert_non_null(strstr(text, "again within 60 s"));
+    assert_non_null(strstr(text, "boardtrace fetch"));
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 6) {
@@ -69,6 +118,7 @@ int main(int argc, char **argv)
     capture = argv[5];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_run_whose_board_never_finishes_is_given_up_after_the_program_ended),
+        cmocka_unit_test(a_board_that_goes_silent_is_given_up_after_about_a_minute),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

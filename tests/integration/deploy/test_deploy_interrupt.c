@@ -9,18 +9,12 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
-#include <arpa/inet.h>
 #include <dirent.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -28,6 +22,7 @@
 #include <cmocka.h>
 
 #include "deploy_support.h"
+#include "stall_proxy.h"
 
 /* argv: boardtrace board.sh board-dir fake_program fake_capture */
 static const char *program, *capture;
@@ -35,107 +30,6 @@ static const char *program, *capture;
 /* How long boardtrace may take to leave after the signal: generous for a
  * busy machine, far below the stall timeout the runs are given (300 s). */
 enum { LEAVE_BOUND_S = 40 };
-
-/* Forwards connections to the board, one after the other. On the first,
- * each direction stops forwarding (stalls, the connection held open and
- * silent) once its byte budget is spent (-1: unlimited); later ones, such as
- * boardtrace connecting again to clean up, pass freely. */
-struct proxy {
-    int listen_fd;
-    int port;
-    atomic_llong up_budget;   /* boardtrace -> board */
-    atomic_llong down_budget; /* board -> boardtrace */
-    atomic_int done;
-};
-
-static void serve(struct proxy *p, int client)
-{
-    int up = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)board.port)};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (connect(up, (struct sockaddr *)&a, sizeof a) != 0) {
-        close(up);
-        return;
-    }
-    char buf[16384];
-    int from[2] = {client, up}, to[2] = {up, client};
-    atomic_llong *budget[2] = {&p->up_budget, &p->down_budget};
-    bool closed = false;
-    while (!p->done && !closed) {
-        /* A stalled direction is still watched for its end. */
-        struct pollfd fds[2];
-        for (int i = 0; i < 2; i++)
-            fds[i] = (struct pollfd){.fd = from[i], .events = *budget[i] != 0 ? POLLIN : POLLRDHUP};
-        if (poll(fds, 2, 100) < 0)
-            break;
-        for (int i = 0; i < 2 && !closed; i++) {
-            if (!fds[i].revents)
-                continue;
-            long long left = *budget[i];
-            if (left == 0) {
-                closed = true;
-                break;
-            }
-            size_t want = left < 0 || left > (long long)sizeof buf ? sizeof buf : (size_t)left;
-            ssize_t n = read(from[i], buf, want);
-            if (n <= 0 || write(to[i], buf, (size_t)n) != n)
-                closed = true;
-            else if (left > 0)
-                *budget[i] -= n;
-        }
-    }
-    close(client);
-    close(up);
-}
-
-static void *proxy_main(void *arg)
-{
-    struct proxy *p = arg;
-    while (!p->done) {
-        struct pollfd l = {.fd = p->listen_fd, .events = POLLIN};
-        if (poll(&l, 1, 100) != 1)
-            continue;
-        int client = accept(p->listen_fd, NULL, NULL);
-        if (client < 0)
-            break;
-        serve(p, client);
-        p->up_budget = -1;
-        p->down_budget = -1;
-    }
-    return NULL;
-}
-
-/* A proxy to the board on a free port, and a known_hosts that knows the
- * board under the proxy's address too. */
-static void start_proxy(struct proxy *p, pthread_t *thread, char *kh, size_t khlen, char *target,
-                        size_t targetlen)
-{
-    p->listen_fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t alen = sizeof a;
-    assert_int_equal(bind(p->listen_fd, (struct sockaddr *)&a, sizeof a), 0);
-    assert_int_equal(listen(p->listen_fd, 1), 0);
-    getsockname(p->listen_fd, (struct sockaddr *)&a, &alen);
-    p->port = ntohs(a.sin_port);
-    pthread_create(thread, NULL, proxy_main, p);
-    char *known = read_file(board.known_hosts, NULL);
-    char *key = strchr(known, ' ');
-    char text[2000];
-    int n = snprintf(text, sizeof text, "%s[127.0.0.1]:%d%s", known, p->port, key);
-    snprintf(kh, khlen, "%s/known_hosts.%d", work, p->port);
-    assert_int_equal(write_file(kh, text, (size_t)n), 0);
-    free(known);
-    snprintf(target, targetlen, "%.*s:%d", (int)(strchr(board.target, ':') - board.target),
-             board.target, p->port);
-}
-
-static void stop_proxy(struct proxy *p, pthread_t thread)
-{
-    p->done = 1;
-    pthread_join(thread, NULL);
-    close(p->listen_fd);
-}
 
 /* Waits for pid to exit, at most bound_s; its wait status, or -1 (then
  * killed) when it did not. */
@@ -202,9 +96,10 @@ static void ctrl_c_during_the_upload_stops_it_and_leaves_nothing(void **state)
     assert_int_equal(write_file(big, elf, len), 0);
     free(elf);
     assert_int_equal(truncate(big, (off_t)len + (32 << 20)), 0);
-    struct proxy p = {.up_budget = 4 << 20, .down_budget = -1};
-    pthread_t thread;
-    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+    struct stall_proxy p = {.up_budget = 4 << 20, .down_budget = -1};
+    assert_int_equal(stall_proxy_start(&p, board.port, board.known_hosts, board.target, work, kh,
+                                       sizeof kh, target, sizeof target),
+                     0);
     const char *argv[] = {boardtrace,
                           "run",
                           "--host",
@@ -231,7 +126,7 @@ static void ctrl_c_during_the_upload_stops_it_and_leaves_nothing(void **state)
     assert_true(uploaded_size(remote, "big_program") > 0);
     kill(pid, SIGINT);
     int st = wait_exit(pid, LEAVE_BOUND_S);
-    stop_proxy(&p, thread);
+    stall_proxy_stop(&p);
     char *text = check_left(st, log, 130);
     assert_non_null(strstr(text, "interrupted during the upload"));
     assert_null(strstr(text, "program is tracing"));
@@ -288,9 +183,10 @@ static void ctrl_c_during_the_pull_keeps_the_part_and_the_folder(void **state)
     snprintf(part, sizeof part, "%s.part", out);
     snprintf(log, sizeof log, "%s/pull.log", work);
     assert_int_equal(mkdir(remote, 0700), 0);
-    struct proxy p = {.up_budget = -1, .down_budget = -1};
-    pthread_t thread;
-    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+    struct stall_proxy p = {.up_budget = -1, .down_budget = -1};
+    assert_int_equal(stall_proxy_start(&p, board.port, board.known_hosts, board.target, work, kh,
+                                       sizeof kh, target, sizeof target),
+                     0);
     const char *argv[] = {boardtrace,
                           "run",
                           "--host",
@@ -322,7 +218,7 @@ static void ctrl_c_during_the_pull_keeps_the_part_and_the_folder(void **state)
     assert_true(file_size(part) > 0);
     kill(pid, SIGINT);
     int st = wait_exit(pid, LEAVE_BOUND_S);
-    stop_proxy(&p, thread);
+    stall_proxy_stop(&p);
     char *text = check_left(st, log, 130);
     assert_non_null(strstr(text, "kept in"));
     assert_non_null(strstr(text, "boardtrace fetch"));
