@@ -34,11 +34,12 @@ static int find_run(struct btd_deploy *d, const char *only, struct target *t)
     }
     int pick = -1, running = -1;
     for (int i = 0; i < runs.count && pick < 0; i++) {
+        /* A run still going on is never stopped without --stop, be it the
+         * newest or the one named. */
         if (runs.runs[i].state == BTD_RUN_RUNNING && !o->stop) {
             if (running < 0)
                 running = i;
-            if (!only)
-                continue;
+            continue;
         }
         if (runs.runs[i].has_trace || runs.runs[i].state == BTD_RUN_RUNNING)
             pick = i;
