@@ -218,6 +218,9 @@ static void report(struct btd_session *s, const char *ev)
     } else if (IS("stopping")) {
         if (strcmp(arg, "seconds") == 0)
             btd_note("the capture's time is up (-s): stopping the program on the board");
+        else if (strcmp(arg, "capture") == 0)
+            btd_note("the program has ended; asking the capture on the board to finish its trace "
+                     "now (Ctrl-C again to abandon it)");
         else
             btd_note("stopping the program on the board (Ctrl-C again to abandon it)");
     }

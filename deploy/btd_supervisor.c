@@ -201,9 +201,9 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         " fi\n"
         "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
         "  [ -n \"$pe\" ] && [ -n \"$ce\" ] && break\n"
-        "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
-        " if [ -z \"$pe\" ]; then kill -TERM $pp 2>/dev/null; elif [ $cs -lt 0 ]; then cs=0; fi;"
-        " fi\n"
+        "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1;"
+        " if [ -z \"$pe\" ]; then say stopping; kill -TERM $pp 2>/dev/null;"
+        " else say stopping capture; [ $cs -ge 0 ] || cs=0; fi; fi\n"
         /* -s N: the capture's end is the run's end; the program is stopped
          * as asked, not left to the grace period. */
         "  if [ $stopping = 0 ] && [ -n \"${CAPSECS-}\" ] && [ -n \"$ce\" ] && [ -z \"$pe\" ];"

@@ -3,9 +3,12 @@
  * FILE and prints statistics in tracy-capture's "Key: value" style. Named
  * with "never-ends" in its file name, it leaves behind, as it exits, a
  * process that holds its output open for four minutes: the board's side of
- * the run then never sees the capture's output end. */
+ * the run then never sees the capture's output end. Named with "slow-save",
+ * it takes 100 s to save after the client is gone, unless SIGINT asks it
+ * to finish now (as tracy-capture saves at once on SIGINT). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +16,14 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
 
 static double now(void)
 {
@@ -99,6 +110,13 @@ int main(int argc, char **argv)
             events += buf[i] == '\n';
         if (seconds && now() - first > seconds)
             break;
+    }
+    if (strstr(argv[0], "slow-save")) {
+        signal(SIGINT, on_int);
+        printf("saving slowly\n");
+        fflush(stdout);
+        for (double end = now() + 100; !interrupted && now() < end;)
+            usleep(20000);
     }
     fclose(f);
     printf("\rreceiving... %lld bytes\n", bytes);

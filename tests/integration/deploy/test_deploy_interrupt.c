@@ -172,6 +172,38 @@ static void ctrl_c_while_the_program_starts_stops_it_at_once(void **state)
     free(text);
 }
 
+/* Ctrl-C once the program has ended, while the capture saves: the board
+ * asks the capture to finish now (SIGINT) instead of giving it its 2
+ * minutes, and the trace is still pulled. */
+static void ctrl_c_while_the_capture_saves_finishes_it_at_once(void **state)
+{
+    (void)state;
+    char slow[600], out[600], log[600];
+    snprintf(slow, sizeof slow, "%s/capture-slow-save", work);
+    snprintf(out, sizeof out, "%s/saving.tracy", work);
+    snprintf(log, sizeof log, "%s/saving.log", work);
+    size_t len = 0;
+    char *elf = read_file(capture, &len);
+    assert_int_equal(write_file(slow, elf, len), 0);
+    free(elf);
+    const char *argv[20] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    int n = 8;
+    const char *rest[] = {"--capture", slow, "-o", out, program, NULL};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        argv[n++] = rest[i];
+    pid_t pid = spawn_logged((char *const *)argv, log);
+    /* The program has ended and the capture said it saves. */
+    assert_true(wait_for_text(log, "fake-program: exiting with 0", 120, 50000));
+    assert_true(wait_for_text(log, "saving slowly", 120, 50000));
+    kill(pid, SIGINT);
+    int st = wait_exit(pid, LEAVE_BOUND_S);
+    char *text = check_left(st, log, 0);
+    assert_non_null(strstr(text, "asking the capture on the board to finish its trace now"));
+    assert_int_equal(file_size(out), 9902);
+    free(text);
+}
+
 /* Ctrl-C during the pull ends it at once, even one that stands still: the
  * part received and the board's folder stay, with the fetch command. */
 static void ctrl_c_during_the_pull_keeps_the_part_and_the_folder(void **state)
@@ -242,6 +274,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(ctrl_c_during_the_upload_stops_it_and_leaves_nothing),
         cmocka_unit_test(ctrl_c_while_the_program_starts_stops_it_at_once),
+        cmocka_unit_test(ctrl_c_while_the_capture_saves_finishes_it_at_once),
         cmocka_unit_test(ctrl_c_during_the_pull_keeps_the_part_and_the_folder),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
