@@ -259,6 +259,28 @@ static void ctrl_c_during_the_pull_keeps_the_part_and_the_folder(void **state)
     free(text);
 }
 
+/* live: Ctrl-C once while the program waits for a viewer stops it on the
+ * board, as in run, and live ends as asked. */
+static void ctrl_c_stops_a_live_program_gently(void **state)
+{
+    (void)state;
+    char log[600];
+    snprintf(log, sizeof log, "%s/live.log", work);
+    const char *argv[20] = {boardtrace, "live"};
+    board_args(&board, argv + 2);
+    int n = 8;
+    const char *rest[] = {"-L", "0", program, NULL};
+    for (size_t i = 0; i < sizeof rest / sizeof *rest; i++)
+        argv[n++] = rest[i];
+    pid_t pid = spawn_logged((char *const *)argv, log);
+    assert_true(wait_for_text(log, "live: connect the Tracy GUI", 120, 50000));
+    kill(pid, SIGINT);
+    int st = wait_exit(pid, LEAVE_BOUND_S);
+    char *text = check_left(st, log, 0);
+    assert_non_null(strstr(text, "stopping the program on the board"));
+    free(text);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 6) {
@@ -276,6 +298,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctrl_c_while_the_program_starts_stops_it_at_once),
         cmocka_unit_test(ctrl_c_while_the_capture_saves_finishes_it_at_once),
         cmocka_unit_test(ctrl_c_during_the_pull_keeps_the_part_and_the_folder),
+        cmocka_unit_test(ctrl_c_stops_a_live_program_gently),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }
