@@ -75,6 +75,9 @@ static const char usage_text[] =
     "                             not, say how to fetch the run later)\n"
     "  --ready-timeout N          seconds the program has to open its tracing port\n"
     "                             (default 30)\n"
+    "  --capture-memory PERCENT   run: the capture stops capturing (and keeps its\n"
+    "                             trace) once it uses more than PERCENT of the\n"
+    "                             board's memory (its -m; default 50; 0: no limit)\n"
     "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
     "                             0 picks a free one)\n"
     "  --sysroot DIR              a dynamically linked PROGRAM's libraries and loader\n"
@@ -125,6 +128,7 @@ enum {
     OPT_KEEP,
     OPT_READY_TIMEOUT,
     OPT_STALL_TIMEOUT,
+    OPT_CAPTURE_MEMORY,
     OPT_SYSROOT,
     OPT_NO_BRING_LIBS,
     OPT_DETACH,
@@ -153,6 +157,7 @@ static const struct option long_options[] = {
     {"force", no_argument, NULL, 'f'},
     {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
     {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
+    {"capture-memory", required_argument, NULL, OPT_CAPTURE_MEMORY},
     {"local-port", required_argument, NULL, 'L'},
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"no-bring-libs", no_argument, NULL, OPT_NO_BRING_LIBS},
@@ -215,6 +220,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     o->local_port = 8086;
     o->ready_timeout = 30;
     o->stall_timeout = 60;
+    o->capture_memory = 50;
     o->reconnect_tries = 6;
     if (argc < 2) {
         fputs(usage_text, stderr);
@@ -341,6 +347,11 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             break;
         case OPT_STALL_TIMEOUT:
             if (parse_int("--stall-timeout", optarg, 1, 3600, &o->stall_timeout) != 0)
+                return BTD_EXIT_USAGE;
+            break;
+        case OPT_CAPTURE_MEMORY:
+            /* the range boardtrace-capture and tracy-capture take for -m */
+            if (parse_int("--capture-memory", optarg, 0, 999, &o->capture_memory) != 0)
                 return BTD_EXIT_USAGE;
             break;
         case 'L':

@@ -33,6 +33,7 @@ struct btd_options {
     int local_port;      /* live: 127.0.0.1 port for the GUI */
     int ready_timeout;   /* seconds for the program to open its port */
     int stall_timeout;   /* seconds a transfer may stand still */
+    int capture_memory;  /* run: the capture's -m, percent of the board's memory, 0 none */
     const char *sysroot; /* run, live: where brought libraries come from */
     bool no_bring_libs;  /* run, live: refuse instead of bringing them */
     bool detach;         /* run: return once the program traces */

@@ -2,6 +2,7 @@
  * reachability, host key, authentication, architecture, transfer, disk and
  * what tracing modes 3-4 need on the board. */
 #define _GNU_SOURCE
+#include "btd_escape.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
 
@@ -16,7 +17,7 @@ static void line(const char *what, const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     printf("  %-22s ", what);
-    vprintf(fmt, ap);
+    btd_escape_vfprintf(stdout, fmt, ap); /* board text: uname, paths, errors */
     printf("\n");
     va_end(ap);
 }

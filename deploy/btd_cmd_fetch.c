@@ -34,11 +34,12 @@ static int find_run(struct btd_deploy *d, const char *only, struct target *t)
     }
     int pick = -1, running = -1;
     for (int i = 0; i < runs.count && pick < 0; i++) {
+        /* A run still going on is never stopped without --stop, be it the
+         * newest or the one named. */
         if (runs.runs[i].state == BTD_RUN_RUNNING && !o->stop) {
             if (running < 0)
                 running = i;
-            if (!only)
-                continue;
+            continue;
         }
         if (runs.runs[i].has_trace || runs.runs[i].state == BTD_RUN_RUNNING)
             pick = i;
@@ -157,7 +158,10 @@ int btd_cmd_fetch(const struct btd_options *o)
         }
         uint64_t size = 0;
         char sha[65];
+        btd_interrupt_step("pull", true);
         status = btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, NULL, &size, sha);
+        if (status != BTD_EXIT_OK && btd_interrupt_gave_up())
+            status = BTD_EXIT_INTERRUPTED;
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);

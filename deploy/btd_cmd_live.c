@@ -177,6 +177,8 @@ int btd_cmd_live(const struct btd_options *o)
         s.extra_fds = live_fds;
         s.extra_work = &live_work;
         s.extra_ctx = &l;
+        /* The program runs: one Ctrl-C stops it gently, as in run. */
+        btd_interrupt_step("run", false);
         status = btd_session_start(&s, &d, NULL, btd_board_free_port(&d.board));
         if (status == BTD_EXIT_OK)
             status = btd_session_wait(&s);

@@ -1,6 +1,7 @@
 /* `boardtrace run`: preflight, upload, capture on the board, pull, record,
  * summary. The exit status names the first step that failed. */
 #define _GNU_SOURCE
+#include "btd_escape.h"
 #include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
@@ -219,7 +220,7 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     struct btd_capture_summary sum;
     btd_capture_summarize(btd_buf_str(&s->capture_log), &sum);
     printf("\nboardtrace run summary\n");
-    printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
+    btd_escape_printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
     printf("  events    %s", sum.events[0] ? sum.events : "-");
     if (sum.zones[0] || sum.frames[0])
         printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
@@ -395,6 +396,7 @@ int btd_cmd_run(const struct btd_options *o)
         int port = btd_board_free_port(&d.board);
         s.reconnect = true;
         s.until_ready = o->detach;
+        btd_interrupt_step("run", false);
         status = btd_session_start(&s, &d, d.capture.name, port);
         if (status == BTD_EXIT_OK)
             status = btd_session_wait(&s);
@@ -407,7 +409,7 @@ int btd_cmd_run(const struct btd_options *o)
             free(owned_output);
             return BTD_EXIT_OK;
         }
-        if (status == BTD_EXIT_INTERRUPTED)
+        if (status == BTD_EXIT_INTERRUPTED || s.end_timeout)
             leave = true;
         if (status == BTD_EXIT_OK) {
             if (s.corrupt || !s.verified) {
@@ -424,6 +426,12 @@ int btd_cmd_run(const struct btd_options *o)
             } else if (s.not_ready && !btd_interrupted) {
                 btd_session_not_ready_error(&s, &d.program, o->ready_timeout);
                 status = BTD_EXIT_START;
+            } else if (s.not_ready) {
+                /* Stopped before it traced: there is nothing to keep. */
+                btd_note("stopped %s on %s before it opened its tracing port: nothing was "
+                         "captured",
+                         d.program.name, d.conn.where);
+                status = BTD_EXIT_INTERRUPTED;
             } else if (s.folder_gone) {
                 btd_error("the run's folder %s is gone from %s: the board rebooted (or the folder "
                           "was removed) while the program ran, and the run and its trace with "
@@ -453,6 +461,8 @@ int btd_cmd_run(const struct btd_options *o)
         if (status == BTD_EXIT_OK) {
             char remote[1200];
             snprintf(remote, sizeof remote, "%s/trace.tracy", d.board.dir);
+            /* The run is over on the board: Ctrl-C ends the pull at once. */
+            btd_interrupt_step("pull", true);
             int pull = btd_pull(&d.conn, &d.xo, remote, r.output, false, s.trace_size,
                                 s.trace_sha[0] ? s.trace_sha : NULL, &r.trace_size, r.trace_sha);
             d.t_pull = btd_now();
@@ -496,12 +506,12 @@ int btd_cmd_run(const struct btd_options *o)
                     status = BTD_EXIT_PROGRAM;
                 }
             } else {
-                status = pull;
+                status = btd_interrupt_gave_up() ? BTD_EXIT_INTERRUPTED : pull;
                 leave = true;
             }
         }
     }
-    bool connected = d.conn.session && ssh_is_connected(d.conn.session);
+    bool connected = d.conn.session && ssh_is_connected(d.conn.session) && !btd_interrupt_cut();
     /* A run the supervisor did not finish goes on on the board: its folder
      * stays for fetch. */
     if (s.started && !s.finished)
@@ -513,10 +523,15 @@ int btd_cmd_run(const struct btd_options *o)
         else if (o->keep)
             btd_note("kept %s on %s", d.board.dir, d.conn.where);
     } else if (connected && !leave) {
-        btd_deploy_cleanup(&d, o->keep);
+        if (btd_deploy_cleanup(&d, o->keep))
+            d.board.dir[0] = '\0';
     }
     if (d.board.dir[0] && !r.pulled && (leave || !connected))
         fetch_hint(o, d.board.dir, r.output);
+    if (status == BTD_EXIT_INTERRUPTED && !d.board.dir[0] && !r.pulled)
+        btd_note("interrupted during the %s: nothing was captured, and nothing was left on the "
+                 "board",
+                 btd_interrupt_step_name());
     if (d.board.uname_m[0] || status != BTD_EXIT_OK) {
         r.status = status;
         if (write_record(&d, &s, &r) != BTD_EXIT_OK && status == BTD_EXIT_OK)

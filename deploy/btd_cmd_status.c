@@ -1,6 +1,7 @@
 /* `boardtrace status`: the runs on the board, newest first, with what to do
  * next for each state. */
 #define _GNU_SOURCE
+#include "btd_escape.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_runs.h"
@@ -38,8 +39,9 @@ int btd_cmd_status(const struct btd_options *o)
             char size[32] = "-";
             if (r->has_trace)
                 btd_format_size((double)r->trace_size, size, sizeof size);
-            printf("%-*s %-9s %-11s %-19s %s\n", w, r->dir, btd_run_state_name(r->state), size,
-                   r->started[0] ? r->started : "-", r->program[0] ? r->program : "-");
+            btd_escape_printf("%-*s %-9s %-11s %-19s %s\n", w, r->dir, btd_run_state_name(r->state),
+                              size, r->started[0] ? r->started : "-",
+                              r->program[0] ? r->program : "-");
         }
         printf("\nfetch a run's trace (its folder is removed once the trace is here): "
                "boardtrace fetch --host %s FOLDER\n"

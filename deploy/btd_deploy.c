@@ -29,25 +29,6 @@
 /* Room asked for beyond the uploads: the trace and the capture's buffers. */
 enum { SPACE_MARGIN = 4 << 20 };
 
-volatile sig_atomic_t btd_interrupted;
-
-static void on_signal(int sig)
-{
-    (void)sig;
-    if (btd_interrupted < 2)
-        btd_interrupted++;
-}
-
-void btd_install_signals(void)
-{
-    struct sigaction sa = {0};
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    signal(SIGPIPE, SIG_IGN);
-}
-
 /* A board file name from a local one: letters, digits, '.', '_' and '-'. */
 static void board_name(const char *path, const char *prefix, char *out, size_t outlen)
 {
@@ -199,11 +180,14 @@ int btd_deploy_connect(struct btd_deploy *d)
         .known_hosts = o->known_hosts,
         .ssh_config = o->ssh_config,
         .accept_new_host_key = o->accept_new_host_key,
-        .timeout_s = 20,
+        .timeout_s = d->connect_timeout_s > 0 ? d->connect_timeout_s : 20,
     };
     d->xo.no_sftp = o->no_sftp;
     d->xo.idle_timeout_s = o->stall_timeout;
-    return btd_conn_open(&d->conn, &co);
+    int status = btd_conn_open(&d->conn, &co);
+    if (status == BTD_EXIT_OK)
+        btd_interrupt_watch_fd(ssh_get_fd(d->conn.session));
+    return status;
 }
 
 int btd_deploy_prepare(struct btd_deploy *d)
@@ -215,7 +199,7 @@ int btd_deploy_prepare(struct btd_deploy *d)
         return BTD_EXIT_BOARD;
     }
     btd_note("board %s: %s, %s", d->conn.where, b->uname_m, b->uname);
-    int status = BTD_EXIT_OK;
+    int status = btd_interrupted ? BTD_EXIT_INTERRUPTED : BTD_EXIT_OK;
     if (d->want_capture && !d->has_capture) {
         status = btd_find_capture(b->arch, d->capture_path, sizeof d->capture_path);
         if (status == BTD_EXIT_OK)
@@ -227,7 +211,8 @@ int btd_deploy_prepare(struct btd_deploy *d)
                                          ? &d->capture
                                          : NULL;
     if (status != BTD_EXIT_OK) {
-        /* The default capture was not found; already said where we looked. */
+        /* Interrupted, or the default capture was not found (already said
+         * where we looked). */
     } else if (wrong) {
         btd_error("architecture mismatch: the board %s is %s (uname -m: %s) but the %s %s is "
                   "built for %s (ELF machine %u); nothing was uploaded",
@@ -283,6 +268,8 @@ int btd_deploy_prepare(struct btd_deploy *d)
             board_name(d->capture.path, "capture-", d->capture.name, sizeof d->capture.name);
         snprintf(d->capture.remote, sizeof d->capture.remote, "%s/%s", b->dir, d->capture.name);
     }
+    /* Nothing runs on the board yet: Ctrl-C ends the upload at once. */
+    btd_interrupt_step("upload", true);
     struct btd_binary *bins[2] = {&d->program, d->has_capture ? &d->capture : NULL};
     for (int i = 0; i < 2; i++) {
         if (!bins[i])
@@ -303,6 +290,8 @@ int btd_deploy_prepare(struct btd_deploy *d)
                             label, bin->sha, err, sizeof err);
         if (bin->upload[0])
             unlink(bin->upload);
+        if (btd_interrupted)
+            return BTD_EXIT_INTERRUPTED;
         if (up != 0) {
             btd_error("upload of %s to %s failed: %s", bin->path, d->conn.where, err);
             return BTD_EXIT_UPLOAD;
@@ -310,8 +299,6 @@ int btd_deploy_prepare(struct btd_deploy *d)
         if (bin->upload[0])
             btd_debug("uploaded %s without symbols: %llu of %llu bytes", bin->path,
                       (unsigned long long)bin->upload_size, (unsigned long long)bin->size);
-        if (btd_interrupted)
-            return BTD_EXIT_INTERRUPTED;
     }
     btd_debug("uploaded over %s", d->conn.sftp ? "SFTP" : "an exec channel");
     int libs = btd_deploy_libs(d);
@@ -323,25 +310,36 @@ int btd_deploy_prepare(struct btd_deploy *d)
 
 int btd_deploy_start(struct btd_deploy *d)
 {
+    btd_interrupt_step("preflight", false);
     int status = btd_deploy_connect(d);
     if (status == BTD_EXIT_OK)
         status = btd_deploy_prepare(d);
     if (status != BTD_EXIT_OK && btd_interrupted)
         status = BTD_EXIT_INTERRUPTED;
+    if (status == BTD_EXIT_INTERRUPTED && btd_interrupt_gave_up() && btd_interrupted < 2 &&
+        d->board.dir[0]) {
+        /* The upload's connection was cut to stop it at once; a new one
+         * removes the folder, which holds nothing but the part sent. */
+        btd_conn_close(&d->conn);
+        if (btd_deploy_connect(d) != BTD_EXIT_OK)
+            btd_conn_close(&d->conn);
+    }
     return status;
 }
 
-void btd_deploy_cleanup(struct btd_deploy *d, bool keep)
+bool btd_deploy_cleanup(struct btd_deploy *d, bool keep)
 {
     if (!d->board.dir[0])
-        return;
+        return false;
     if (keep) {
         btd_note("kept %s on %s", d->board.dir, d->conn.where);
-        return;
+        return false;
     }
     char err[600];
-    if (btd_board_remove_dir(&d->conn, d->board.dir, err, sizeof err) != 0)
+    if (btd_board_remove_dir(&d->conn, d->board.dir, err, sizeof err) != 0) {
         btd_warn("cleanup: %s", err);
-    else
-        btd_debug("removed %s", d->board.dir);
+        return false;
+    }
+    btd_debug("removed %s", d->board.dir);
+    return true;
 }

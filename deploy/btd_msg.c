@@ -3,6 +3,8 @@
 #define _GNU_SOURCE
 #include "btd_msg.h"
 
+#include "btd_escape.h"
+
 #include <stdarg.h>
 #include <stdio.h>
 #include <time.h>
@@ -50,7 +52,8 @@ static void emit(const char *kind, const char *fmt, va_list ap)
     fflush(stdout);
     fputs("boardtrace: ", stderr);
     fputs(kind, stderr);
-    vfprintf(stderr, fmt, ap);
+    /* Messages carry board text (uname, paths, its errors): escaped. */
+    btd_escape_vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
 }
 

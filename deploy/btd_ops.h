@@ -7,11 +7,10 @@
 #include "btd_args.h"
 #include "btd_board.h"
 #include "btd_elf.h"
+#include "btd_interrupt.h"
 #include "btd_libs.h"
 #include "btd_ssh.h"
 #include "btd_xfer.h"
-
-#include <signal.h>
 
 /* A local binary to put on the board. */
 struct btd_binary {
@@ -44,6 +43,7 @@ struct btd_deploy {
     char capture_path[4096];
     struct btd_libs *libs; /* brought to the board for a dynamic program, NULL none */
     double t_start, t_preflight, t_upload, t_run, t_pull;
+    int connect_timeout_s; /* for btd_deploy_connect; 0: 20 s */
 };
 
 int btd_cmd_run(const struct btd_options *o);
@@ -89,11 +89,8 @@ int btd_deploy_start(struct btd_deploy *d);
  * -1 after a warning (the trace stays as it was). */
 int btd_symbolize_trace(const char *trace, const char *program, char *summary, size_t len);
 
-/* Removes the board folder unless --keep (says so either way). */
-void btd_deploy_cleanup(struct btd_deploy *d, bool keep);
-
-/* Set by SIGINT/SIGTERM: 1 once (stop gently), 2 twice (give up). */
-extern volatile sig_atomic_t btd_interrupted;
-void btd_install_signals(void);
+/* Removes the board folder unless --keep (says so either way). Returns
+ * whether it was removed. */
+bool btd_deploy_cleanup(struct btd_deploy *d, bool keep);
 
 #endif

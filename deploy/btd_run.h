@@ -26,6 +26,7 @@ struct btd_supervisor {
     const char *capture_sha;
     int port;          /* TRACY_PORT */
     int seconds;       /* capture -s, 0 none */
+    int memory;        /* capture -m (percent of the board's memory), 0 none */
     int ready_timeout; /* seconds for the program to listen on port */
 };
 

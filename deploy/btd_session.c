@@ -16,6 +16,13 @@
 
 /* The supervisor reports every 5 s; this much silence means it is gone. */
 enum { SILENCE_LIMIT_S = 30 };
+/* Once the program has ended, the supervisor gives the capture 2 minutes to
+ * save and 10 s more to its signals (btd_supervisor.c): a run not finished
+ * this long after is given up, whatever holds the board. */
+enum { END_LIMIT_S = 120 + 10 + 30 };
+/* Connecting again after a lost connection takes at most this long in all,
+ * the connection attempts included. */
+enum { RECONNECT_LIMIT_S = 60 };
 
 static void make_token(char *out, size_t outlen)
 {
@@ -53,6 +60,7 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .capture = capture_name,
         .port = port,
         .seconds = o->seconds,
+        .memory = o->capture_memory,
         .ready_timeout = o->ready_timeout,
     };
     struct btd_buf cmd = {0};
@@ -188,6 +196,7 @@ static void report(struct btd_session *s, const char *ev)
         s->not_ready = true;
     } else if (IS("program-exit")) {
         s->program_exited = true;
+        s->ended_at = btd_now();
         s->program_exit = atoi(arg);
         s->program_stopped = strstr(arg, " stopped") != NULL;
         btd_debug("program exited with status %d", s->program_exit);
@@ -210,6 +219,9 @@ static void report(struct btd_session *s, const char *ev)
     } else if (IS("stopping")) {
         if (strcmp(arg, "seconds") == 0)
             btd_note("the capture's time is up (-s): stopping the program on the board");
+        else if (strcmp(arg, "capture") == 0)
+            btd_note("the program has ended; asking the capture on the board to finish its trace "
+                     "now (Ctrl-C again to abandon it)");
         else
             btd_note("stopping the program on the board (Ctrl-C again to abandon it)");
     }
@@ -273,14 +285,21 @@ static int pick_up(struct btd_session *s)
     size_t tries = (size_t)d->o->reconnect_tries;
     if (tries > sizeof waits / sizeof *waits)
         tries = sizeof waits / sizeof *waits;
-    for (size_t i = 0; i < tries && btd_interrupted < 2; i++) {
+    double deadline = btd_now() + RECONNECT_LIMIT_S;
+    for (size_t i = 0; i < tries && btd_interrupted < 2 && btd_now() < deadline; i++) {
         btd_note("lost the connection to %s; the run goes on there; connecting again in %d s "
                  "(try %zu of %zu)",
                  d->conn.where, waits[i], i + 1, tries);
         for (double end = btd_now() + waits[i]; btd_now() < end && btd_interrupted < 2;)
             usleep(100000);
         btd_conn_close(&d->conn);
-        if (btd_deploy_connect(d) != BTD_EXIT_OK)
+        int left = (int)(deadline - btd_now());
+        if (left < 1)
+            break;
+        d->connect_timeout_s = left < 20 ? left : 20;
+        int connected = btd_deploy_connect(d);
+        d->connect_timeout_s = 0;
+        if (connected != BTD_EXIT_OK)
             continue;
         struct btd_buf cmd = {0};
         btd_follower_script(&cmd, d->board.dir, s->out_bytes, s->err_bytes);
@@ -348,7 +367,8 @@ int btd_session_wait(struct btd_session *s)
             }
             if (pick_up(s) != 0) {
                 if (s->d->o->reconnect_tries)
-                    btd_error("could not reach %s again; the run goes on there", s->d->conn.where);
+                    btd_error("could not reach %s again within %d s; the run goes on there",
+                              s->d->conn.where, RECONNECT_LIMIT_S);
                 else
                     btd_error("lost the connection to %s; the run goes on there", s->d->conn.where);
                 return BTD_EXIT_START;
@@ -367,6 +387,12 @@ int btd_session_wait(struct btd_session *s)
             if (s->reconnects > 0 && !s->finished && ssh_channel_get_exit_status(s->ch) == 125)
                 s->folder_gone = true;
             break;
+        } else if (s->ended_at > 0 && btd_now() - s->ended_at > END_LIMIT_S) {
+            btd_error("the run on %s did not finish within %d s after the program ended (the "
+                      "capture has 2 minutes to save its trace, then is stopped); giving up on it",
+                      s->d->conn.where, END_LIMIT_S);
+            s->end_timeout = true;
+            return BTD_EXIT_CAPTURE;
         } else if (btd_now() - s->last_data > SILENCE_LIMIT_S) {
             /* A board whose network went away leaves the connection open
              * and silent: a run that may reconnect treats it as lost. */
@@ -375,7 +401,8 @@ int btd_session_wait(struct btd_session *s)
                          s->d->conn.where, SILENCE_LIMIT_S);
                 if (pick_up(s) == 0)
                     continue;
-                btd_error("could not reach %s again; the run goes on there", s->d->conn.where);
+                btd_error("could not reach %s again within %d s; the run goes on there",
+                          s->d->conn.where, RECONNECT_LIMIT_S);
                 return BTD_EXIT_START;
             }
             btd_error("%s stopped answering: nothing for %d s while the program ran",

@@ -34,6 +34,8 @@ struct btd_session {
     char tail[BTD_SESSION_TAIL_LINES][240];
     int tail_count, tail_next;
     double last_data;
+    double ended_at;               /* when the program's exit was reported, 0 before */
+    bool end_timeout;              /* the run did not finish in time after the program ended */
     uint64_t out_bytes, err_bytes; /* of out.log and err.log, as received */
     bool reconnect;                /* run: pick the run up again after a lost connection */
     bool folder_gone;              /* a follower found the run's folder gone (the board rebooted) */
@@ -53,7 +55,8 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
  * opened again (a few tries over about a minute) and the run followed from
  * its logs where it was. Returns BTD_EXIT_OK (see the flags for what
  * happened), BTD_EXIT_START when the board stopped answering or could not
- * be reached again, or BTD_EXIT_INTERRUPTED after a second Ctrl-C. */
+ * be reached again, BTD_EXIT_CAPTURE when the run did not finish in time
+ * after the program ended, or BTD_EXIT_INTERRUPTED after a second Ctrl-C. */
 int btd_session_wait(struct btd_session *s);
 
 /* Ends the session's channel and, when clean, removes the board's folder.

@@ -24,16 +24,17 @@
  * is stopped with TERM; the capture gets INT first because tracy-capture
  * installs a handler for it and saves what it has. */
 
-/* Timings in tenths of a second (the loop's tick). Right after the program
- * starts and right after it ends, when the next change is likely soon, the
- * loops look every 20 ms for FAST_LOOKS looks, five of them making a tick,
- * so a short run is not stretched to the next tenth of a second twice. */
+/* Timings in hundredths of a second of the board's clock (now_cs), so they
+ * hold however slow each look is. Right after the program starts and right
+ * after it ends, when the next change is likely soon, the loops look every
+ * 20 ms for FAST_LOOKS looks, so a short run is not stretched to the next
+ * tenth of a second twice. */
 enum {
     FAST_LOOKS = 25,
-    CAPTURE_GRACE_TICKS = 1200, /* capture may take 2 min to save after the program */
-    PROGRAM_GRACE_TICKS = 100,  /* program gets 10 s after the capture ended (run only) */
-    KILL_AFTER_TICKS = 50,      /* then 5 s between INT, TERM and KILL */
-    HEARTBEAT_TICKS = 50,
+    CAPTURE_GRACE_CS = 12000, /* capture may take 2 min to save after the program */
+    PROGRAM_GRACE_CS = 1000,  /* program gets 10 s after the capture ended (run only) */
+    KILL_AFTER_CS = 500,      /* then 5 s between INT, TERM and KILL */
+    HEARTBEAT_CS = 500,
 };
 enum { SMALL_TRACE_BYTES = 4 << 20 };
 
@@ -49,6 +50,10 @@ static const char script_head[] =
     "  sync\n"
     "  exit 0\n"
     "}\n"
+    /* The board's clock in hundredths of a second, read without starting a
+     * process (under load or emulation a process costs more than a tick):
+     * deadlines are kept in real time, not counted in loop rounds. */
+    "now_cs() { read -r now _ < /proc/uptime; now=${now%%.*}${now#*.}; }\n"
     "alive() {\n"
     "  [ -r /proc/$1/stat ] || return 1\n"
     "  read -r s < /proc/$1/stat 2>/dev/null || return 1\n"
@@ -69,7 +74,8 @@ static const char script_capture[] =
     "( trap '' PIPE\n"
     "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
-    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS > cap.fifo 2>&1 < /dev/null 3>&- "
+    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS $CAPMEM > cap.fifo 2>&1 < "
+    "/dev/null 3>&- "
     "&\n"
     "cp=$!\n"
     "alive $cp && sleep 0.05\n"
@@ -82,13 +88,14 @@ static const char script_ready[] =
     "pp=$!\n"
     "trap '' PIPE\n"
     "say program-started $pp\n"
-    "n=0; f=0; ready=0; pe=\n"
+    "f=0; ready=0; pe=\n"
+    "now_cs; rd=$((now+RT*100))\n"
     "while :; do\n"
     "  if listening; then ready=1; break; fi\n"
     "  alive $pp || { wait $pp; pe=$?; say program-exit $pe; break; }\n"
     "  [ -e stop ] && break\n"
-    "  [ $n -ge $((RT*10)) ] && break\n"
-    "  if [ $f -lt %d ]; then f=$((f+1)); sleep 0.02; else sleep 0.1; n=$((n+1)); fi\n"
+    "  now_cs; [ $now -ge $rd ] && break\n"
+    "  if [ $f -lt %d ]; then f=$((f+1)); sleep 0.02; else sleep 0.1; fi\n"
     "done\n"
     "[ $ready = 1 ] || ! listening || ready=1\n"
     "if [ $ready = 1 ]; then say ready; else say not-ready; fi\n";
@@ -129,7 +136,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     btd_quote_append(cmd, s->token);
     /* One rm and one mkfifo for everything (the probe's exec test included). */
     btd_buf_printf(cmd,
-                   "\nrm -f out.fifo err.fifo cap.fifo finished stop .exec && mkfifo out.fifo "
+                   "\nrm -f out.fifo err.fifo cap.fifo finished .exec && mkfifo out.fifo "
                    "err.fifo%s || { printf '%%s fifo-failed\\n' \"$T\" >&2; exit 125; }\n"
                    "printf '%%s\\n' ",
                    s->capture ? " cap.fifo" : "");
@@ -148,6 +155,10 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
             btd_buf_printf(cmd, "\nCAPSECS='-s %d'\n", s->seconds);
         else
             btd_buf_puts(cmd, "\nCAPSECS=\n");
+        if (s->memory > 0)
+            btd_buf_printf(cmd, "CAPMEM='-m %d'\n", s->memory);
+        else
+            btd_buf_puts(cmd, "CAPMEM=\n");
         btd_buf_puts(cmd, script_capture);
     }
     btd_buf_printf(cmd, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=%d",
@@ -181,7 +192,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
      * `stop`), give the other side a bounded grace, never wait forever. */
     btd_buf_printf(
         cmd,
-        "ce=; t=0; gp=0; gc=0; cs=-1; stopping=0; f=0\n"
+        "ce=; gp=; gc=; cs=-1; css=; stopping=0; f=0; now_cs; hb=$now\n"
         "[ -n \"$cp\" ] || ce=none\n"
         "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"
@@ -190,34 +201,41 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         " fi\n"
         "  if [ -z \"$ce\" ] && ! alive $cp; then wait $cp; ce=$?; fi\n"
         "  [ -n \"$pe\" ] && [ -n \"$ce\" ] && break\n"
-        "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1; say stopping;"
-        " [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null; fi\n"
+        "  if [ $stopping = 0 ] && [ -e stop ]; then stopping=1;"
+        " if [ -z \"$pe\" ]; then say stopping; kill -TERM $pp 2>/dev/null;"
+        " else say stopping capture; [ $cs -ge 0 ] || cs=0; fi; fi\n"
         /* -s N: the capture's end is the run's end; the program is stopped
          * as asked, not left to the grace period. */
         "  if [ $stopping = 0 ] && [ -n \"${CAPSECS-}\" ] && [ -n \"$ce\" ] && [ -z \"$pe\" ];"
         " then stopping=1; say stopping seconds; kill -TERM $pp 2>/dev/null; fi\n"
         "  if [ $f -lt %d ]; then f=$((f+1)); [ $((f %% 5)) = 0 ] || { sleep 0.02; continue; }; "
         "fi\n"
+        "  now_cs\n"
+        /* Each grace starts when its cause is first seen (gp, gc: the time
+         * then) and runs on the board's clock. */
         "  if [ -z \"$pe\" ]; then\n"
-        "    if [ $stopping = 1 ] || { [ -n \"$cp\" ] && [ -n \"$ce\" ]; }; then gp=$((gp+1)); fi\n"
-        "    [ $gp = %d ] && { say program-timeout; kill -TERM $pp 2>/dev/null; }\n"
-        "    [ $gp = %d ] && kill -KILL $pp 2>/dev/null\n"
+        "    if [ -z \"$gp\" ] && { [ $stopping = 1 ] || { [ -n \"$cp\" ] && [ -n \"$ce\" ]; }; };"
+        " then gp=$now; gs=0; fi\n"
+        "    if [ -n \"$gp\" ]; then\n"
+        "      [ $gs = 0 ] && [ $((now-gp)) -ge %d ] && { gs=1; say program-timeout;"
+        " kill -TERM $pp 2>/dev/null; }\n"
+        "      [ $gs = 1 ] && [ $((now-gp)) -ge %d ] && { gs=2; kill -KILL $pp 2>/dev/null; }\n"
+        "    fi\n"
         "  elif [ -z \"$ce\" ]; then\n"
-        "    gc=$((gc+1))\n"
-        "    [ $cs -lt 0 ] && [ $gc -ge %d ] && { say capture-timeout; cs=0; }\n"
+        "    [ -n \"$gc\" ] || gc=$now\n"
+        "    [ $cs -lt 0 ] && [ $((now-gc)) -ge %d ] && { say capture-timeout; cs=0; }\n"
         "  fi\n"
         "  if [ $cs -ge 0 ] && [ -z \"$ce\" ]; then\n"
-        "    [ $cs = 0 ] && kill -INT $cp 2>/dev/null\n"
-        "    [ $cs = %d ] && kill -TERM $cp 2>/dev/null\n"
-        "    [ $cs = %d ] && kill -KILL $cp 2>/dev/null\n"
-        "    cs=$((cs+1))\n"
+        "    [ $cs = 0 ] && { cs=1; css=$now; kill -INT $cp 2>/dev/null; }\n"
+        "    [ $cs = 1 ] && [ $((now-css)) -ge %d ] && { cs=2; kill -TERM $cp 2>/dev/null; }\n"
+        "    [ $cs = 2 ] && [ $((now-css)) -ge %d ] && { cs=3; kill -KILL $cp 2>/dev/null; }\n"
         "  fi\n"
         /* A heartbeat, so the host can tell a quiet run from a dead link.
          * live (no capture) also sends it on the channel itself (fd 3): a
          * channel that no longer takes it means the viewer's host is gone,
          * and the program, waiting for a viewer, is stopped. */
-        "  t=$((t+1))\n"
-        "  if [ $((t %% %d)) = 0 ]; then\n"
+        "  if [ $((now-hb)) -ge %d ]; then\n"
+        "    hb=$now\n"
         "    say alive\n"
         "    if [ -z \"$cp\" ] && ! printf '%%s alive\\n' \"$T\" >&3 2>/dev/null &&"
         " [ $stopping = 0 ]; then\n"
@@ -246,9 +264,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "read -r verdict || verdict=keep\n"
         "if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && printf '%%s cleaned\\n' \"$T\" "
         ">&2; fi\n",
-        FAST_LOOKS, PROGRAM_GRACE_TICKS, PROGRAM_GRACE_TICKS + KILL_AFTER_TICKS,
-        CAPTURE_GRACE_TICKS, KILL_AFTER_TICKS, 2 * KILL_AFTER_TICKS, HEARTBEAT_TICKS, FAST_LOOKS,
-        SMALL_TRACE_BYTES);
+        FAST_LOOKS, PROGRAM_GRACE_CS, PROGRAM_GRACE_CS + KILL_AFTER_CS, CAPTURE_GRACE_CS,
+        KILL_AFTER_CS, 2 * KILL_AFTER_CS, HEARTBEAT_CS, FAST_LOOKS, SMALL_TRACE_BYTES);
 }
 
 void btd_follower_script(struct btd_buf *cmd, const char *dir, uint64_t out_bytes,

@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "btd_xfer.h"
 
+#include "btd_interrupt.h"
 #include "btd_msg.h"
 #include "btd_progress.h"
 #include "btd_quote.h"
@@ -119,6 +120,8 @@ int btd_upload(struct btd_conn *c, const struct btd_xfer_options *o, const char 
                  o->idle_timeout_s, c->where);
         rc = -1;
     }
+    if (rc != 0 && btd_interrupt_gave_up())
+        snprintf(err, errlen, "interrupted");
     fclose(u.f);
     btd_progress_finish(&u.progress, rc == 0);
     if (rc == 0)
@@ -433,6 +436,8 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         }
         if (rc == -1 && p.write_errno)
             rc = -2;
+        if (rc != 0 && btd_interrupt_gave_up())
+            snprintf(err, sizeof err, "interrupted");
     } else {
         rc = 0;
     }

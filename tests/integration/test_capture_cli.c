@@ -887,7 +887,7 @@ static void an_earlier_journal_is_never_overwritten(void **state)
 struct fake_client {
     int listen_fd;
     pthread_t thread;
-    int mode; /* 0 silent after accepting, 1 a malformed welcome */
+    int mode; /* 0 silent after accepting, 1 a malformed welcome, 2 a welcome dribbled */
 };
 
 static void *fake_client_serve(void *arg)
@@ -909,6 +909,23 @@ static void *fake_client_serve(void *arg)
         static uint8_t welcome[1 + 1170];
         welcome[0] = 1;
         (void)!send(fd, welcome, sizeof welcome, MSG_NOSIGNAL);
+    }
+    if (fc->mode == 2) {
+        uint8_t hello[12];
+        size_t got = 0;
+        while (got < sizeof hello) {
+            ssize_t k = recv(fd, hello + got, sizeof hello - got, 0);
+            if (k <= 0)
+                break;
+            got += (size_t)k;
+        }
+        /* Status "welcome", then the welcome one byte every half second,
+         * until the capture hangs up. */
+        uint8_t byte = 1;
+        while (send(fd, &byte, 1, MSG_NOSIGNAL) == 1) {
+            byte = 0;
+            usleep(500000);
+        }
     }
     char sink[64];
     while (recv(fd, sink, sizeof sink, 0) > 0)
@@ -990,6 +1007,31 @@ static void a_stalled_handshake_says_the_client_stopped_answering(void **state)
     assert_int_equal(finish_within(&cap, 40), 3);
     slurp(errfile, err, sizeof err);
     assert_non_null(strstr(err, "the client stopped answering during the handshake"));
+    fake_client_stop(&fc);
+}
+
+/* A client that keeps sending, one byte every half second, is not told it
+ * went silent: the handshake's deadline is a total one, and the message
+ * says so with the bytes that came. */
+static void a_dribbled_handshake_says_it_did_not_complete_in_time(void **state)
+{
+    (void)state;
+    struct fake_client fc;
+    char port[16], path[4200], errfile[4200], err[1024];
+    snprintf(port, sizeof port, "%u", fake_client_start(&fc, 2));
+    path_in_tmp(path, sizeof path, "dribbled.tracy");
+    path_in_tmp(errfile, sizeof errfile, "dribbled.err");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish_within(&cap, 40), 3);
+    slurp(errfile, err, sizeof err);
+    if (!strstr(err, "did not complete the handshake in time (inside the welcome message:"))
+        fprintf(stderr, "%s\n", err);
+    assert_non_null(
+        strstr(err, "did not complete the handshake in time (inside the welcome message:"));
+    assert_null(strstr(err, "nothing for"));
     fake_client_stop(&fc);
 }
 
@@ -1119,6 +1161,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(sigint_during_a_stalled_handshake_ends_the_capture),
         cmocka_unit_test(the_time_limit_ends_a_stalled_handshake),
         cmocka_unit_test(a_stalled_handshake_says_the_client_stopped_answering),
+        cmocka_unit_test(a_dribbled_handshake_says_it_did_not_complete_in_time),
         cmocka_unit_test(a_malformed_welcome_exits_7),
         cmocka_unit_test(the_journal_of_a_fifo_output_goes_to_the_spool_folder),
     };

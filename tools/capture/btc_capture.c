@@ -181,20 +181,23 @@ static int try_connect(struct btc_capture *c, const struct btc_capture_opts *o, 
     return ok;
 }
 
-/* Exact I/O on the non-blocking socket during the handshake: gives up after
- * HANDSHAKE_TIMEOUT_MS of silence (BTC_ERR_TIMEOUT), when the client closes
- * (BTC_ERR_NET), or on a stop request or the -s limit (BTC_ERR_STOPPED), so a
- * client that stalls cannot hold the capture past what the user asked. */
+/* Exact I/O on the non-blocking socket during the handshake: gives up when
+ * the N bytes have not all moved within HANDSHAKE_TIMEOUT_MS (BTC_ERR_TIMEOUT;
+ * a total deadline, so a client that dribbles cannot hold the capture
+ * either), when the client closes (BTC_ERR_NET), or on a stop request or the
+ * -s limit (BTC_ERR_STOPPED). *moved says how many bytes did move. */
 static int io_exact(const struct btc_capture_opts *o, int fd, void *buf, size_t n, int writing,
-                    double stop_at)
+                    double stop_at, size_t *moved)
 {
     uint8_t *p = buf;
+    *moved = 0;
     double deadline = now_s() + HANDSHAKE_TIMEOUT_MS / 1000.0;
     while (n) {
         ssize_t k = writing ? send(fd, p, n, MSG_NOSIGNAL) : recv(fd, p, n, 0);
         if (k > 0) {
             p += k;
             n -= (size_t)k;
+            *moved += (size_t)k;
             continue;
         }
         if (k == 0)
@@ -213,15 +216,21 @@ static int io_exact(const struct btc_capture_opts *o, int fd, void *buf, size_t 
 }
 
 /* Why a handshake read or write failed, for c->err; the return value. */
-static int handshake_failed(struct btc_capture *c, int rc, const char *where)
+static int handshake_failed(struct btc_capture *c, int rc, const char *where, size_t moved,
+                            size_t want)
 {
     c->handshake = BT_HANDSHAKE_DROPPED;
     if (rc == BTC_ERR_STOPPED)
         snprintf(c->err, sizeof c->err, "stopped during the handshake, before any data");
-    else if (rc == BTC_ERR_TIMEOUT)
+    else if (rc == BTC_ERR_TIMEOUT && moved == 0)
         snprintf(c->err, sizeof c->err,
                  "the client stopped answering during the handshake (%s; nothing for %d s)", where,
                  HANDSHAKE_TIMEOUT_MS / 1000);
+    else if (rc == BTC_ERR_TIMEOUT)
+        snprintf(c->err, sizeof c->err,
+                 "the client did not complete the handshake in time (%s: %zu of %zu bytes came "
+                 "within %d s)",
+                 where, moved, want, HANDSHAKE_TIMEOUT_MS / 1000);
     else
         snprintf(c->err, sizeof c->err,
                  "the client closed the connection during the handshake (%s)", where);
@@ -235,12 +244,13 @@ static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
     memcpy(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE);
     bt_wire_put_u32(hello + BT_WIRE_SHIBBOLETH_SIZE, BT_WIRE_PROTOCOL_VERSION);
     uint8_t status;
-    int rc = io_exact(o, c->fd, hello, sizeof hello, 1, stop_at);
+    size_t moved;
+    int rc = io_exact(o, c->fd, hello, sizeof hello, 1, stop_at, &moved);
     if (rc < 0)
-        return handshake_failed(c, rc, "sending the greeting");
-    rc = io_exact(o, c->fd, &status, 1, 0, stop_at);
+        return handshake_failed(c, rc, "sending the greeting", moved, sizeof hello);
+    rc = io_exact(o, c->fd, &status, 1, 0, stop_at, &moved);
     if (rc < 0)
-        return handshake_failed(c, rc, "waiting for its status");
+        return handshake_failed(c, rc, "waiting for its status", moved, 1);
     c->handshake = status;
     if (status != BT_HANDSHAKE_WELCOME) {
         snprintf(
@@ -251,9 +261,9 @@ static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
         return BTC_ERR_HANDSHAKE;
     }
     uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
-    rc = io_exact(o, c->fd, wbuf, BT_WELCOME_SIZE, 0, stop_at);
+    rc = io_exact(o, c->fd, wbuf, BT_WELCOME_SIZE, 0, stop_at, &moved);
     if (rc < 0)
-        return handshake_failed(c, rc, "inside the welcome message");
+        return handshake_failed(c, rc, "inside the welcome message", moved, BT_WELCOME_SIZE);
     if (btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &c->welcome) < 0) {
         snprintf(c->err, sizeof c->err,
                  "malformed welcome message: the timer multiplier is not a positive number");
@@ -261,9 +271,10 @@ static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
     }
     if (c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) {
         uint8_t *od = wbuf + BT_WELCOME_SIZE;
-        rc = io_exact(o, c->fd, od, BT_ON_DEMAND_SIZE, 0, stop_at);
+        rc = io_exact(o, c->fd, od, BT_ON_DEMAND_SIZE, 0, stop_at, &moved);
         if (rc < 0)
-            return handshake_failed(c, rc, "inside the on-demand payload");
+            return handshake_failed(c, rc, "inside the on-demand payload", moved,
+                                    BT_ON_DEMAND_SIZE);
         c->welcome.on_demand_frames = bt_wire_get_u64(od);
         c->welcome.on_demand_time = (int64_t)bt_wire_get_u64(od + 8);
     }

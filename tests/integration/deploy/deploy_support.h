@@ -49,6 +49,14 @@ void result_free(struct result *r);
         assert_int_equal((r)->status, (want)); \
     } while (0)
 void result_print(const struct result *r);
+/* Checks that r's stderr says text; on a miss the command's output is
+ * printed first. */
+#define assert_said(r, text)                       \
+    do {                                           \
+        if (!strstr((r)->err, (text)))             \
+            result_print(r);                       \
+        assert_non_null(strstr((r)->err, (text))); \
+    } while (0)
 
 /* Starts argv (NULL-terminated) as a child with stdout and stderr both
  * written to log; returns its pid without waiting. */

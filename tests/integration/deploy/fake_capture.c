@@ -1,8 +1,14 @@
 /* Test double for a tracy-capture compatible capture (-o FILE -a ADDR -p PORT
- * -f -s SECONDS): connects, retrying like tracy-capture, stores every byte in
- * FILE and prints statistics in tracy-capture's "Key: value" style. */
+ * -f -s SECONDS -m PERCENT): connects, retrying like tracy-capture, stores every byte in
+ * FILE and prints statistics in tracy-capture's "Key: value" style. Named
+ * with "never-ends" in its file name, it leaves behind, as it exits, a
+ * process that holds its output open for four minutes: the board's side of
+ * the run then never sees the capture's output end. Named with "slow-save",
+ * it takes 100 s to save after the client is gone, unless SIGINT asks it
+ * to finish now (as tracy-capture saves at once on SIGINT). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <signal.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +16,14 @@
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
+
+static volatile sig_atomic_t interrupted;
+
+static void on_int(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
 
 static double now(void)
 {
@@ -22,7 +36,8 @@ int main(int argc, char **argv)
 {
     const char *out = NULL, *addr = "127.0.0.1";
     int port = 8086, seconds = 0, opt;
-    while ((opt = getopt(argc, argv, "o:a:p:fs:")) != -1) {
+    int memory = 0;
+    while ((opt = getopt(argc, argv, "o:a:p:fs:m:")) != -1) {
         switch (opt) {
         case 'o':
             out = optarg;
@@ -38,8 +53,12 @@ int main(int argc, char **argv)
         case 's':
             seconds = atoi(optarg);
             break;
+        case 'm':
+            memory = atoi(optarg);
+            break;
         default:
-            fprintf(stderr, "usage: fake_capture -o FILE [-a ADDR] [-p PORT] [-f] [-s SEC]\n");
+            fprintf(stderr,
+                    "usage: fake_capture -o FILE [-a ADDR] [-p PORT] [-f] [-s SEC] [-m PCT]\n");
             return 2;
         }
     }
@@ -47,6 +66,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "fake_capture: -o FILE is required\n");
         return 2;
     }
+    /* What -m it was given, for the tests to see. */
+    if (memory > 0)
+        printf("Memory limit: %d%%\n", memory);
+    else
+        printf("Memory limit: none\n");
     printf("Connecting to %s:%d...\n", addr, port);
     fflush(stdout);
     int fd = -1;
@@ -87,10 +111,22 @@ int main(int argc, char **argv)
         if (seconds && now() - first > seconds)
             break;
     }
+    if (strstr(argv[0], "slow-save")) {
+        signal(SIGINT, on_int);
+        printf("saving slowly\n");
+        fflush(stdout);
+        for (double end = now() + 100; !interrupted && now() < end;)
+            usleep(20000);
+    }
     fclose(f);
     printf("\rreceiving... %lld bytes\n", bytes);
     printf("Events: %lld\n", events > 0 ? events - 1 : 0);
     printf("Time span: %.2f ms\n", (now() - first) * 1000);
     printf("Trace size: %lld bytes\n", bytes);
+    fflush(stdout);
+    if (strstr(argv[0], "never-ends") && fork() == 0) {
+        setsid();
+        sleep(240);
+    }
     return 0;
 }

@@ -6,7 +6,8 @@
  * BT_TEST_LINGER=N keeps it running N seconds after serving; BT_TEST_HOLD=N
  * keeps the connection open N seconds after the events, as a traced program
  * that runs on does; BT_TEST_FAIL_AT_START=N exits with status N at once,
- * before opening the port. */
+ * before opening the port; BT_TEST_WAIT_BEFORE_LISTEN=N waits N seconds
+ * before it opens the port, as a program slow to start does. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -50,10 +51,13 @@ int main(int argc, char **argv)
         return atoi(getenv("BT_TEST_FAIL_AT_START"));
     }
     if (getenv("BT_TEST_NO_LISTEN")) {
-        /* Like a program built without tracing: runs, never opens the port. */
-        sleep(5);
+        /* Like a program built without tracing: runs until it is stopped,
+         * never opens the port (no race with the ready timeout). */
+        sleep(300);
         return 0;
     }
+    if (getenv("BT_TEST_WAIT_BEFORE_LISTEN"))
+        sleep((unsigned)atoi(getenv("BT_TEST_WAIT_BEFORE_LISTEN")));
     int port = getenv("TRACY_PORT") ? atoi(getenv("TRACY_PORT")) : 8086;
     int events = getenv("BT_TEST_EVENTS") ? atoi(getenv("BT_TEST_EVENTS")) : 1000;
     int status = getenv("BT_TEST_EXIT") ? atoi(getenv("BT_TEST_EXIT")) : 0;

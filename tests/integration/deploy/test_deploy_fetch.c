@@ -298,8 +298,8 @@ static int processes_in(const char *dir)
 /* The connection drops while a program that would run (and stay connected
  * to its capture) for 10 minutes runs, with no -s, and boardtrace does not
  * reconnect: the run goes on on the board; status shows it running; fetch
- * refuses it until --stop, which stops the program, lets the capture finish
- * its trace, pulls it and removes the folder. */
+ * refuses it until --stop (found as the newest run or named by its folder), which stops the
+ * program, lets the capture finish its trace, pulls it and removes the folder. */
 static void a_run_whose_host_went_away_goes_on_until_fetch_stops_it(void **state)
 {
     (void)state;
@@ -348,6 +348,16 @@ static void a_run_whose_host_went_away_goes_on_until_fetch_stops_it(void **state
                           out,
                           NULL,
                           NULL};
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 11);
+    assert_non_null(strstr(r.err, "is still going on"));
+    assert_non_null(strstr(r.err, "--stop"));
+    result_free(&r);
+    assert_true(processes_in(run_dir) > 0);
+
+    /* Named by its folder, it is refused the same way: nothing is stopped
+     * without --stop. */
+    argv[12] = run_dir;
     assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
     assert_status(&r, 11);
     assert_non_null(strstr(r.err, "is still going on"));

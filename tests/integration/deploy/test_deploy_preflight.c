@@ -362,6 +362,22 @@ static void a_missing_remote_folder_is_refused_and_not_created(void **state)
     result_free(&r);
 }
 
+/* What boardtrace prints from the board (here a folder name in the board's
+ * error) reaches the terminal with its control characters escaped. */
+static void board_text_with_terminal_escapes_is_printed_escaped(void **state)
+{
+    (void)state;
+    char missing[640];
+    snprintf(missing, sizeof missing, "%s/esc\x1b]0;owned\x07/folder", work);
+    const char *rest[] = {"--remote-dir", missing, "--capture", capture, program, NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    assert_status(&r, 7);
+    assert_non_null(strstr(r.err, "esc\\x1b]0;owned\\x07/folder"));
+    assert_null(strchr(r.err, '\x1b'));
+    assert_null(strchr(r.err, '\x07'));
+    result_free(&r);
+}
+
 static void a_full_remote_folder_gives_a_clear_error(void **state)
 {
     (void)state;
@@ -438,6 +454,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(arguments_and_environment_arrive_literally),
         cmocka_unit_test(an_unwritable_remote_folder_gives_a_clear_error),
         cmocka_unit_test(a_missing_remote_folder_is_refused_and_not_created),
+        cmocka_unit_test(board_text_with_terminal_escapes_is_printed_escaped),
         cmocka_unit_test(a_truncated_program_is_refused_before_upload),
         cmocka_unit_test(a_program_that_is_not_elf_is_named_with_the_failed_step),
         cmocka_unit_test(a_server_that_is_not_ssh_is_named),

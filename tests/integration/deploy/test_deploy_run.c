@@ -120,7 +120,7 @@ static void run_gives_up_on_a_program_that_never_opens_its_port(void **state)
     time_t start = time(NULL);
     struct result r = run_program(out, "BT_TEST_NO_LISTEN=1", "--ready-timeout=1");
     assert_status(&r, 9);
-    assert_non_null(strstr(r.err, "did not open its tracing port"));
+    assert_said(&r, "did not open its tracing port");
     /* Bounded: the ready timeout, then the program and capture are stopped. */
     assert_true(time(NULL) - start < 30);
     assert_int_equal(file_size(out), -1);
@@ -153,8 +153,8 @@ static void run_says_tracing_is_off_in_a_program_without_it(void **state)
     assert_non_null(warn);
     assert_non_null(upload);
     assert_true(warn < upload);
-    assert_non_null(strstr(r.err, "ran but did not open its tracing port"));
-    assert_non_null(strstr(r.err, "tracing is off in that binary"));
+    assert_said(&r, "ran but did not open its tracing port");
+    assert_said(&r, "tracing is off in that binary");
     assert_int_equal(file_size(out), -1);
     result_free(&r);
 }
@@ -283,6 +283,39 @@ static void ctrl_c_stops_the_program_and_keeps_the_trace(void **state)
     assert_null(strstr(text, "fake-program: exiting"));
     assert_int_equal(file_size(out), 9902);
     free(text);
+}
+
+/* The capture's memory is bounded on the board unless asked otherwise: it
+ * gets -m 50 (half the board's memory) by default, --capture-memory N
+ * changes it and 0 lifts it. */
+static void the_capture_gets_a_memory_limit_by_default(void **state)
+{
+    (void)state;
+    const char *values[] = {NULL, "20", "0"};
+    const char *shown[] = {"[capture] Memory limit: 50%", "[capture] Memory limit: 20%",
+                           "[capture] Memory limit: none"};
+    for (int i = 0; i < 3; i++) {
+        char out[600];
+        snprintf(out, sizeof out, "%s/memory%d.tracy", work, i);
+        const char *argv[24] = {boardtrace, "run"};
+        board_args(&board, argv + 2);
+        int n = 8;
+        if (values[i]) {
+            argv[n++] = "--capture-memory";
+            argv[n++] = values[i];
+        }
+        const char *rest[] = {"--capture", capture, "-o", out, program, NULL};
+        for (int k = 0; rest[k]; k++)
+            argv[n++] = rest[k];
+        argv[n] = NULL;
+        struct result r;
+        assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+        assert_status(&r, 0);
+        if (!strstr(r.err, shown[i]))
+            result_print(&r);
+        assert_non_null(strstr(r.err, shown[i]));
+        result_free(&r);
+    }
 }
 
 /* The board's folder goes after a successful run, or stays with --keep. */
@@ -431,6 +464,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
         cmocka_unit_test(seconds_stop_the_program_and_the_run_succeeds),
         cmocka_unit_test(run_removes_its_folder_unless_kept),
+        cmocka_unit_test(the_capture_gets_a_memory_limit_by_default),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
         cmocka_unit_test(run_refuses_an_existing_output_without_force),
         cmocka_unit_test(run_refuses_an_output_that_is_the_program),
