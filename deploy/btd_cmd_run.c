@@ -1,6 +1,7 @@
 /* `boardtrace run`: preflight, upload, capture on the board, pull, record,
  * summary. The exit status names the first step that failed. */
 #define _GNU_SOURCE
+#include "btd_claim.h"
 #include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
@@ -361,11 +362,6 @@ int btd_cmd_run(const struct btd_options *o)
         free(owned_output);
         return BTD_EXIT_USAGE;
     }
-    if (stat(r.output, &st) == 0 && !o->force) {
-        btd_error("-o %s exists; add -f to replace it, or name another file", r.output);
-        free(owned_output);
-        return BTD_EXIT_USAGE;
-    }
     if (!output_names_fit(r.output)) {
         free(owned_output);
         return BTD_EXIT_USAGE;
@@ -381,6 +377,14 @@ int btd_cmd_run(const struct btd_options *o)
         }
         free(copy);
     }
+    /* Held until the end, whatever the way out: another run with this -o
+     * is refused instead of overwriting this one's trace. */
+    struct btd_claim claim;
+    const char *inputs[] = {o->program, o->capture, NULL};
+    if ((status = btd_claim_output(&claim, r.output, true, o->force, inputs)) != BTD_EXIT_OK) {
+        free(owned_output);
+        return status;
+    }
     btd_install_signals();
 
     status = btd_deploy_start(&d);
@@ -395,6 +399,7 @@ int btd_cmd_run(const struct btd_options *o)
         d.t_run = btd_now();
         if (status == BTD_EXIT_OK && o->detach && s.ready && !s.finished) {
             detached(&d, &s, r.output);
+            btd_claim_release(&claim);
             btd_session_free(&s);
             btd_conn_close(&d.conn);
             free(d.libs);
@@ -496,6 +501,7 @@ int btd_cmd_run(const struct btd_options *o)
         print_summary(&d, &s, &r);
     if (status != BTD_EXIT_OK)
         btd_note("failed at step: %s (exit status %d)", btd_exit_step(status), status);
+    btd_claim_release(&claim);
     btd_session_free(&s);
     btd_conn_close(&d.conn);
     free(d.libs);
