@@ -7,6 +7,7 @@
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
+#include "btd_recover.h"
 #include "btd_runs.h"
 
 #include <inttypes.h>
@@ -140,6 +141,8 @@ int btd_cmd_fetch(const struct btd_options *o)
     btd_install_signals();
     int status = btd_deploy_connect(&d);
     struct target t = {0};
+    if (status == BTD_EXIT_OK && o->recover)
+        status = btd_recover_trace(&d.conn, o->remote_path);
     if (status == BTD_EXIT_OK) {
         status = find_run(&d, o->remote_path, &t);
         if (status == -1)

@@ -6,6 +6,7 @@
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
+#include "btd_recover.h"
 #include "btd_session.h"
 #include "btd_sha256.h"
 
@@ -239,11 +240,13 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
            d->t_run - d->t_upload, d->t_pull - d->t_run);
 }
 
-/* The command that gets a trace left on the board, ready to paste. */
-static void fetch_hint(const struct btd_options *o, const char *dir, const char *output)
+/* The command that gets a trace left on the board, ready to paste; with
+ * recover, the trace is first rebuilt from the capture's journal. */
+static void fetch_hint(const struct btd_options *o, const char *dir, const char *output,
+                       bool recover)
 {
     struct btd_buf b = {0};
-    btd_buf_puts(&b, "boardtrace fetch --host ");
+    btd_buf_puts(&b, recover ? "boardtrace fetch --recover --host " : "boardtrace fetch --host ");
     btd_quote_append(&b, o->host);
     const char *pairs[][2] = {{"-i", o->identity},
                               {"-F", o->ssh_config},
@@ -257,9 +260,15 @@ static void fetch_hint(const struct btd_options *o, const char *dir, const char 
     }
     btd_buf_puts(&b, " ");
     btd_quote_append(&b, dir);
-    btd_note("the board's folder %s was left in place; if the capture wrote its trace, get it "
-             "with:\n  %s",
-             dir, btd_buf_str(&b));
+    if (recover)
+        btd_note("the board's folder %s was left in place with the capture's journal, which "
+                 "holds what it received; once there is room on the board, rebuild and get the "
+                 "trace with:\n  %s",
+                 dir, btd_buf_str(&b));
+    else
+        btd_note("the board's folder %s was left in place; if the capture wrote its trace, get "
+                 "it with:\n  %s",
+                 dir, btd_buf_str(&b));
     btd_buf_free(&b);
 }
 
@@ -388,7 +397,8 @@ int btd_cmd_run(const struct btd_options *o)
     btd_install_signals();
 
     status = btd_deploy_start(&d);
-    bool leave = false; /* keep the board's folder for a later fetch */
+    bool leave = false;   /* keep the board's folder for a later fetch */
+    bool journal = false; /* ... with the capture's journal to recover from */
     if (status == BTD_EXIT_OK) {
         int port = btd_board_free_port(&d.board);
         s.reconnect = true;
@@ -433,6 +443,9 @@ int btd_cmd_run(const struct btd_options *o)
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);
                 status = BTD_EXIT_CAPTURE;
+                /* What it received may be in its journal: that stays. */
+                journal = btd_recover_kept(&d.conn, d.board.dir, d.capture.name) == 1;
+                leave = leave || journal;
             }
         }
         if (status == BTD_EXIT_OK) {
@@ -491,7 +504,7 @@ int btd_cmd_run(const struct btd_options *o)
         btd_deploy_cleanup(&d, o->keep);
     }
     if (d.board.dir[0] && !r.pulled && (leave || !connected))
-        fetch_hint(o, d.board.dir, r.output);
+        fetch_hint(o, d.board.dir, r.output, journal);
     if (d.board.uname_m[0] || status != BTD_EXIT_OK) {
         r.status = status;
         if (write_record(&d, &s, &r) != BTD_EXIT_OK && status == BTD_EXIT_OK)

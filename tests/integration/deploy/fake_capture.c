@@ -1,6 +1,10 @@
 /* Test double for a tracy-capture compatible capture (-o FILE -a ADDR -p PORT
  * -f -s SECONDS): connects, retrying like tracy-capture, stores every byte in
- * FILE and prints statistics in tracy-capture's "Key: value" style. */
+ * FILE and prints statistics in tracy-capture's "Key: value" style. A stream
+ * whose first line ends in "disk-full" is kept in FILE.journal instead, with
+ * boardtrace-capture's exit status 8 and message for a file it could not
+ * write; --recover JOURNAL -o FILE [-f] then makes FILE of it, as
+ * boardtrace-capture does. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -18,8 +22,29 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int recover(const char *journal, const char *out)
+{
+    FILE *in = fopen(journal, "rb"), *f = in ? fopen(out, "wb") : NULL;
+    if (!f) {
+        perror(in ? out : journal);
+        return 1;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, f);
+    fclose(in);
+    if (fclose(f) != 0)
+        return 8;
+    unlink(journal);
+    printf("%s: recovered from %s\n", out, journal);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "--recover") == 0 && strcmp(argv[3], "-o") == 0)
+        return recover(argv[2], argv[4]);
     const char *out = NULL, *addr = "127.0.0.1";
     int port = 8086, seconds = 0, opt;
     while ((opt = getopt(argc, argv, "o:a:p:fs:")) != -1) {
@@ -88,6 +113,24 @@ int main(int argc, char **argv)
             break;
     }
     fclose(f);
+    char head[64] = "";
+    FILE *h = fopen(out, "rb");
+    if (h) {
+        if (!fgets(head, sizeof head, h))
+            head[0] = '\0';
+        fclose(h);
+    }
+    if (strstr(head, " disk-full\n")) {
+        char journal[4200];
+        snprintf(journal, sizeof journal, "%s.journal", out);
+        rename(out, journal);
+        fprintf(stderr,
+                "boardtrace-capture: cannot write %s: No space left on device\n"
+                "boardtrace-capture: what was received is in %s; once the problem is fixed: "
+                "boardtrace-capture --recover %s -o %s\n",
+                out, journal, journal, out);
+        return 8;
+    }
     printf("\rreceiving... %lld bytes\n", bytes);
     printf("Events: %lld\n", events > 0 ? events - 1 : 0);
     printf("Time span: %.2f ms\n", (now() - first) * 1000);

@@ -273,6 +273,56 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
     result_free(&r);
 }
 
+/* The capture cannot write its trace (the board's disk is full) and says
+ * what it received is in its journal: run keeps the folder with the journal
+ * and prints the fetch --recover command, which, pasted as it is, rebuilds
+ * the trace on the board and pulls it. */
+static void a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600];
+    snprintf(remote_dir, sizeof remote_dir, "%s/journal-runs", work);
+    snprintf(out, sizeof out, "%s/journal.tracy", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    const char *argv[] = {boardtrace,     "run",      "--host",        board.target,
+                          "-i",           board.key,  "--known-hosts", board.known_hosts,
+                          "--remote-dir", remote_dir, "--capture",     capture,
+                          "-o",           out,        "--env",         "BT_TEST_DISK_FULL=1",
+                          program,        NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 10);
+    assert_non_null(strstr(r.err, "what was received is in trace.tracy.journal"));
+    assert_int_equal(count_run_dirs(remote_dir), 1);
+    assert_int_equal(file_size(out), -1);
+    const char *hint = strstr(r.err, "rebuild and get the trace with:\n  ");
+    assert_non_null(hint);
+    hint = strchr(hint, '\n') + 3;
+    char command[3000];
+    snprintf(command, sizeof command, "%.*s", (int)strcspn(hint, "\n"), hint);
+    assert_non_null(strstr(command, "boardtrace fetch --recover "));
+    result_free(&r);
+
+    /* The command as printed, with this build's boardtrace first on PATH. */
+    char path[1400], bindir[1024];
+    snprintf(bindir, sizeof bindir, "%s", boardtrace);
+    *strrchr(bindir, '/') = '\0';
+    snprintf(path, sizeof path, "%s:%s", bindir, getenv("PATH"));
+    setenv("PATH", path, 1);
+    const char *sh[] = {"/bin/sh", "-c", command, NULL};
+    assert_int_equal(run_command((char *const *)sh, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, "rebuilt"));
+    size_t len = 0;
+    char *trace = read_file(out, &len);
+    assert_non_null(trace);
+    assert_true(strncmp(trace, "BTFAKE 1000 disk-full\nevent 0\n", 30) == 0);
+    assert_non_null(strstr(trace, "\nevent 999\n"));
+    free(trace);
+    assert_int_equal(count_run_dirs(remote_dir), 0);
+    result_free(&r);
+}
+
 /* Processes whose working folder is dir (the board's side of a run: its
  * supervisor, program and capture). */
 static int processes_in(const char *dir)
@@ -394,6 +444,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
+        cmocka_unit_test(a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover),
         cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
