@@ -502,6 +502,8 @@ int btd_cmd_run(const struct btd_options *o)
             btd_note("kept %s on %s", d.board.dir, d.conn.where);
     } else if (connected && !leave) {
         btd_deploy_cleanup(&d, o->keep);
+    } else if (!s.started && d.board.dir[0] && !o->keep && !btd_interrupted) {
+        btd_deploy_cleanup_lost(&d);
     }
     if (d.board.dir[0] && !r.pulled && (leave || !connected))
         fetch_hint(o, d.board.dir, r.output, journal);

@@ -87,6 +87,11 @@ int btd_symbolize_trace(const char *trace, const char *program, char *summary, s
 /* Removes the board folder unless --keep (says so either way). */
 void btd_deploy_cleanup(struct btd_deploy *d, bool keep);
 
+/* The connection was lost before the supervisor started (mid-upload): the
+ * folder holds only partial uploads, so connect once more and remove it.
+ * True when it is gone (board.dir is then ""), false after saying why not. */
+bool btd_deploy_cleanup_lost(struct btd_deploy *d);
+
 /* Set by SIGINT/SIGTERM: 1 once (stop gently), 2 twice (give up). */
 extern volatile sig_atomic_t btd_interrupted;
 void btd_install_signals(void);
