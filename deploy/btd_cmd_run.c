@@ -505,7 +505,8 @@ int btd_cmd_run(const struct btd_options *o)
     } else if (!s.started && d.board.dir[0] && !o->keep && !btd_interrupted) {
         btd_deploy_cleanup_lost(&d);
     }
-    if (d.board.dir[0] && !r.pulled && (leave || !connected))
+    /* A folder lost mid-upload holds no trace: btd_deploy_cleanup_lost named it. */
+    if (d.board.dir[0] && !r.pulled && (leave || !connected) && (s.started || connected))
         fetch_hint(o, d.board.dir, r.output, journal);
     if (d.board.uname_m[0] || status != BTD_EXIT_OK) {
         r.status = status;
