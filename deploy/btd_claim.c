@@ -29,6 +29,22 @@ static const char *input_named(const char *path, const char *const *inputs)
     return NULL;
 }
 
+/* Whether PATH is the record an earlier run wrote without its trace (the
+ * run failed): that one a new run replaces, since OUT is not there. */
+static bool failed_run_record(const char *path)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0)
+        return false;
+    char head[128];
+    ssize_t n = read(fd, head, sizeof head - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    head[n] = '\0';
+    return strncmp(head, "{\n  \"record\": \"boardtrace run\",", 31) == 0;
+}
+
 /* Opens and locks OUT.part: creates it when missing. Retries when the file
  * it locked is no longer the one under the name (another command renamed
  * or removed it meanwhile). 0, 1 when another command holds it, -1 error. */
@@ -104,7 +120,7 @@ int btd_claim_output(struct btd_claim *c, const char *output, bool fresh, bool r
     const char *exists = NULL;
     if (lstat(output, &st) == 0)
         exists = output;
-    else if (lstat(record, &st) == 0)
+    else if (lstat(record, &st) == 0 && !failed_run_record(record))
         exists = record;
     else if (!c->created && fstat(c->fd, &st) == 0 && st.st_size > 0)
         exists = c->part;

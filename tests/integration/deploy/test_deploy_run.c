@@ -472,6 +472,14 @@ static void run_refuses_to_replace_an_existing_record_or_part_file(void **state)
         assert_int_equal(unlink(files[i]), 0);
     }
     assert_int_equal(file_size(out), -1);
+
+    /* The record of an earlier run that failed (no OUT) is replaced: the
+     * run goes on to connect. */
+    const char *failed = "{\n  \"record\": \"boardtrace run\",\n  \"exit_status\": 4\n}\n";
+    assert_int_equal(write_file(record, failed, strlen(failed)), 0);
+    struct result r = run_unreached(out, program, false);
+    assert_status(&r, 4);
+    result_free(&r);
 }
 
 /* Two runs with one -o: the second is refused while the first holds the
