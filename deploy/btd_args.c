@@ -59,8 +59,8 @@ static const char usage_text[] =
     "  -o, --output FILE          trace file to write (run, fetch; default\n"
     "                             PROGRAM.tracy, or the remote name for fetch); the\n"
     "                             record goes to FILE.json\n"
-    "  -f, --force                run: replace an existing output file (refused\n"
-    "                             otherwise)\n"
+    "  -f, --force                run: replace an existing FILE, FILE.part and\n"
+    "                             FILE.json (refused otherwise; never an input)\n"
     "  -s, --seconds N            capture at most N seconds, then stop the program\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
     "  --remote-dir DIR           folder on the board for the private temporary\n"
@@ -70,6 +70,9 @@ static const char usage_text[] =
     "  --detach                   run: return once the program traces; the run goes\n"
     "                             on on the board (see status, fetch)\n"
     "  --stop                     fetch: stop a run still going on, then fetch it\n"
+    "  --recover                  fetch: rebuild the trace of the run folder REMOTE\n"
+    "                             from the journal its capture kept (the disk was\n"
+    "                             full), with the capture's --recover, then fetch it\n"
     "  --reconnect N              run: after a lost connection, try N times over\n"
     "                             about a minute to connect again (default 6; 0: do\n"
     "                             not, say how to fetch the run later)\n"
@@ -134,6 +137,7 @@ enum {
     OPT_DETACH,
     OPT_NO_STRIP,
     OPT_STOP,
+    OPT_RECOVER,
     OPT_RECONNECT,
     OPT_HELP,
     OPT_VERSION,
@@ -164,6 +168,7 @@ static const struct option long_options[] = {
     {"detach", no_argument, NULL, OPT_DETACH},
     {"no-strip", no_argument, NULL, OPT_NO_STRIP},
     {"stop", no_argument, NULL, OPT_STOP},
+    {"recover", no_argument, NULL, OPT_RECOVER},
     {"reconnect", required_argument, NULL, OPT_RECONNECT},
     {"help", no_argument, NULL, OPT_HELP},
     {"version", no_argument, NULL, OPT_VERSION},
@@ -199,6 +204,7 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_NO_STRIP:
         return c == BTD_CMD_RUN;
     case OPT_STOP:
+    case OPT_RECOVER:
         return c == BTD_CMD_FETCH;
     case OPT_KEEP:
         return c == BTD_CMD_RUN || c == BTD_CMD_LIVE || c == BTD_CMD_FETCH;
@@ -377,6 +383,9 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         case OPT_STOP:
             o->stop = true;
             break;
+        case OPT_RECOVER:
+            o->recover = true;
+            break;
         case OPT_RECONNECT:
             if (parse_int("--reconnect", optarg, 0, 6, &o->reconnect_tries) != 0)
                 return BTD_EXIT_USAGE;
@@ -420,6 +429,10 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             return BTD_EXIT_USAGE;
         }
         o->remote_path = rest ? restv[0] : NULL;
+        if (o->recover && !o->remote_path) {
+            btd_error("fetch --recover: name the run's folder on the board (REMOTE)");
+            return BTD_EXIT_USAGE;
+        }
         break;
     case BTD_CMD_CHECK:
     case BTD_CMD_STATUS:

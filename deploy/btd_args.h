@@ -39,6 +39,7 @@ struct btd_options {
     bool detach;         /* run: return once the program traces */
     bool no_strip;       /* run, live: upload the binaries as they are */
     bool stop;           /* fetch: stop a run still going on first */
+    bool recover;        /* fetch: rebuild the trace from the capture's journal first */
     int reconnect_tries; /* run: after a lost connection, 0 none */
     const char *program;
     char **args;

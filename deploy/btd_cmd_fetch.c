@@ -3,9 +3,11 @@
  * download (FILE.part) where it stopped; the run's folder goes once the
  * trace is verified here. */
 #define _GNU_SOURCE
+#include "btd_claim.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
+#include "btd_recover.h"
 #include "btd_runs.h"
 
 #include <inttypes.h>
@@ -140,6 +142,8 @@ int btd_cmd_fetch(const struct btd_options *o)
     btd_install_signals();
     int status = btd_deploy_connect(&d);
     struct target t = {0};
+    if (status == BTD_EXIT_OK && o->recover)
+        status = btd_recover_trace(&d.conn, o->remote_path);
     if (status == BTD_EXIT_OK) {
         status = find_run(&d, o->remote_path, &t);
         if (status == -1)
@@ -156,12 +160,18 @@ int btd_cmd_fetch(const struct btd_options *o)
             btd_conn_close(&d.conn);
             return BTD_EXIT_USAGE;
         }
+        /* OUT.part is resumed, so only one command at a time may write it. */
+        struct btd_claim claim;
+        status = btd_claim_output(&claim, out, false, false, NULL);
         uint64_t size = 0;
         char sha[65];
         btd_interrupt_step("pull", true);
-        status = btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, NULL, &size, sha);
+        if (status == BTD_EXIT_OK)
+            status =
+                btd_pull(&d.conn, &d.xo, t.trace, out, true, BTD_SIZE_UNKNOWN, NULL, &size, sha);
         if (status != BTD_EXIT_OK && btd_interrupt_gave_up())
             status = BTD_EXIT_INTERRUPTED;
+        btd_claim_release(&claim);
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);

@@ -2,10 +2,12 @@
  * summary. The exit status names the first step that failed. */
 #define _GNU_SOURCE
 #include "btd_escape.h"
+#include "btd_claim.h"
 #include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
+#include "btd_recover.h"
 #include "btd_session.h"
 #include "btd_status.h"
 #include "btd_sha256.h"
@@ -245,11 +247,13 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
            d->t_run - d->t_upload, d->t_pull - d->t_run);
 }
 
-/* The command that gets a trace left on the board, ready to paste. */
-static void fetch_hint(const struct btd_options *o, const char *dir, const char *output)
+/* The command that gets a trace left on the board, ready to paste; with
+ * recover, the trace is first rebuilt from the capture's journal. */
+static void fetch_hint(const struct btd_options *o, const char *dir, const char *output,
+                       bool recover)
 {
     struct btd_buf b = {0};
-    btd_buf_puts(&b, "boardtrace fetch --host ");
+    btd_buf_puts(&b, recover ? "boardtrace fetch --recover --host " : "boardtrace fetch --host ");
     btd_quote_append(&b, o->host);
     const char *pairs[][2] = {{"-i", o->identity},
                               {"-F", o->ssh_config},
@@ -263,9 +267,15 @@ static void fetch_hint(const struct btd_options *o, const char *dir, const char 
     }
     btd_buf_puts(&b, " ");
     btd_quote_append(&b, dir);
-    btd_note("the board's folder %s was left in place; if the capture wrote its trace, get it "
-             "with:\n  %s",
-             dir, btd_buf_str(&b));
+    if (recover)
+        btd_note("the board's folder %s was left in place with the capture's journal, which "
+                 "holds what it received; once there is room on the board, rebuild and get the "
+                 "trace with:\n  %s",
+                 dir, btd_buf_str(&b));
+    else
+        btd_note("the board's folder %s was left in place; if the capture wrote its trace, get "
+                 "it with:\n  %s",
+                 dir, btd_buf_str(&b));
     btd_buf_free(&b);
 }
 
@@ -368,11 +378,6 @@ int btd_cmd_run(const struct btd_options *o)
         free(owned_output);
         return BTD_EXIT_USAGE;
     }
-    if (stat(r.output, &st) == 0 && !o->force) {
-        btd_error("-o %s exists; add -f to replace it, or name another file", r.output);
-        free(owned_output);
-        return BTD_EXIT_USAGE;
-    }
     if (!output_names_fit(r.output)) {
         free(owned_output);
         return BTD_EXIT_USAGE;
@@ -388,10 +393,19 @@ int btd_cmd_run(const struct btd_options *o)
         }
         free(copy);
     }
+    /* Held until the end, whatever the way out: another run with this -o
+     * is refused instead of overwriting this one's trace. */
+    struct btd_claim claim;
+    const char *inputs[] = {o->program, o->capture, NULL};
+    if ((status = btd_claim_output(&claim, r.output, true, o->force, inputs)) != BTD_EXIT_OK) {
+        free(owned_output);
+        return status;
+    }
     btd_install_signals();
 
     status = btd_deploy_start(&d);
-    bool leave = false; /* keep the board's folder for a later fetch */
+    bool leave = false;   /* keep the board's folder for a later fetch */
+    bool journal = false; /* ... with the capture's journal to recover from */
     if (status == BTD_EXIT_OK) {
         int port = btd_board_free_port(&d.board);
         s.reconnect = true;
@@ -403,6 +417,7 @@ int btd_cmd_run(const struct btd_options *o)
         d.t_run = btd_now();
         if (status == BTD_EXIT_OK && o->detach && s.ready && !s.finished) {
             detached(&d, &s, r.output);
+            btd_claim_release(&claim);
             btd_session_free(&s);
             btd_conn_close(&d.conn);
             free(d.libs);
@@ -456,6 +471,9 @@ int btd_cmd_run(const struct btd_options *o)
             } else if (s.trace_size < 0) {
                 btd_error("the capture left no trace (capture exit status %d)", s.capture_exit);
                 status = BTD_EXIT_CAPTURE;
+                /* What it received may be in its journal: that stays. */
+                journal = btd_recover_kept(&d.conn, d.board.dir, d.capture.name) == 1;
+                leave = leave || journal;
             }
         }
         if (status == BTD_EXIT_OK) {
@@ -525,9 +543,12 @@ int btd_cmd_run(const struct btd_options *o)
     } else if (connected && !leave) {
         if (btd_deploy_cleanup(&d, o->keep))
             d.board.dir[0] = '\0';
+    } else if (!s.started && d.board.dir[0] && !o->keep && !btd_interrupted) {
+        btd_deploy_cleanup_lost(&d);
     }
-    if (d.board.dir[0] && !r.pulled && (leave || !connected))
-        fetch_hint(o, d.board.dir, r.output);
+    /* A folder lost mid-upload holds no trace: btd_deploy_cleanup_lost named it. */
+    if (d.board.dir[0] && !r.pulled && (leave || !connected) && (s.started || connected))
+        fetch_hint(o, d.board.dir, r.output, journal);
     if (status == BTD_EXIT_INTERRUPTED && !d.board.dir[0] && !r.pulled)
         btd_note("interrupted during the %s: nothing was captured, and nothing was left on the "
                  "board",
@@ -539,6 +560,7 @@ int btd_cmd_run(const struct btd_options *o)
     }
     if (r.pulled)
         print_summary(&d, &s, &r);
+    btd_claim_release(&claim);
     btd_session_free(&s);
     btd_conn_close(&d.conn);
     free(d.libs);

@@ -343,3 +343,27 @@ bool btd_deploy_cleanup(struct btd_deploy *d, bool keep)
     btd_debug("removed %s", d->board.dir);
     return true;
 }
+
+bool btd_deploy_cleanup_lost(struct btd_deploy *d)
+{
+    if (!d->board.dir[0])
+        return true;
+    btd_note("the connection to %s was lost before anything started there; connecting again to "
+             "remove the partial folder %s",
+             d->conn.where, d->board.dir);
+    btd_conn_close(&d->conn);
+    char err[600];
+    if (btd_deploy_connect(d) != BTD_EXIT_OK) {
+        btd_warn("could not remove the partial folder %s on %s: it holds no trace (boardtrace "
+                 "status lists it as stopped); remove it there with: rm -rf %s",
+                 d->board.dir, d->conn.where, d->board.dir);
+        return false;
+    }
+    if (btd_board_remove_dir(&d->conn, d->board.dir, err, sizeof err) != 0) {
+        btd_warn("cleanup: %s", err);
+        return false;
+    }
+    btd_note("removed the partial folder %s from %s", d->board.dir, d->conn.where);
+    d->board.dir[0] = '\0';
+    return true;
+}

@@ -93,4 +93,9 @@ int btd_symbolize_trace(const char *trace, const char *program, char *summary, s
  * whether it was removed. */
 bool btd_deploy_cleanup(struct btd_deploy *d, bool keep);
 
+/* The connection was lost before the supervisor started (mid-upload): the
+ * folder holds only partial uploads, so connect once more and remove it.
+ * True when it is gone (board.dir is then ""), false after saying why not. */
+bool btd_deploy_cleanup_lost(struct btd_deploy *d);
+
 #endif

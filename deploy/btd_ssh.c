@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "btd_ssh.h"
 
+#include "btd_known_hosts.h"
 #include "btd_msg.h"
 #include "btd_probe.h"
 
@@ -156,7 +157,7 @@ static int verify_host_key(struct btd_conn *c, const struct btd_connect_options 
     char *file = NULL;
     ssh_options_get(c->session, SSH_OPTIONS_KNOWNHOSTS, &file);
     const char *kh = file ? file : "known_hosts";
-    enum ssh_known_hosts_e state = ssh_session_is_known_server(c->session);
+    enum ssh_known_hosts_e state = btd_known_hosts_check(c->session);
     int rc = BTD_EXIT_HOSTKEY;
     fingerprint(c->session, fp, sizeof fp, type, sizeof type);
     switch (state) {

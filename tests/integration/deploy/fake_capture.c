@@ -5,7 +5,11 @@
  * process that holds its output open for four minutes: the board's side of
  * the run then never sees the capture's output end. Named with "slow-save",
  * it takes 100 s to save after the client is gone, unless SIGINT asks it
- * to finish now (as tracy-capture saves at once on SIGINT). */
+ * to finish now (as tracy-capture saves at once on SIGINT). A stream whose
+ * first line ends in "disk-full" is kept in FILE.journal instead, with
+ * boardtrace-capture's exit status 8 and message for a file it could not
+ * write; --recover JOURNAL -o FILE [-f] then makes FILE of it, as
+ * boardtrace-capture does. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <signal.h>
@@ -32,8 +36,29 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static int recover(const char *journal, const char *out)
+{
+    FILE *in = fopen(journal, "rb"), *f = in ? fopen(out, "wb") : NULL;
+    if (!f) {
+        perror(in ? out : journal);
+        return 1;
+    }
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, f);
+    fclose(in);
+    if (fclose(f) != 0)
+        return 8;
+    unlink(journal);
+    printf("%s: recovered from %s\n", out, journal);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 5 && strcmp(argv[1], "--recover") == 0 && strcmp(argv[3], "-o") == 0)
+        return recover(argv[2], argv[4]);
     const char *out = NULL, *addr = "127.0.0.1";
     int port = 8086, seconds = 0, opt;
     int memory = 0;
@@ -119,6 +144,24 @@ int main(int argc, char **argv)
             usleep(20000);
     }
     fclose(f);
+    char head[64] = "";
+    FILE *h = fopen(out, "rb");
+    if (h) {
+        if (!fgets(head, sizeof head, h))
+            head[0] = '\0';
+        fclose(h);
+    }
+    if (strstr(head, " disk-full\n")) {
+        char journal[4200];
+        snprintf(journal, sizeof journal, "%s.journal", out);
+        rename(out, journal);
+        fprintf(stderr,
+                "boardtrace-capture: cannot write %s: No space left on device\n"
+                "boardtrace-capture: what was received is in %s; once the problem is fixed: "
+                "boardtrace-capture --recover %s -o %s\n",
+                out, journal, journal, out);
+        return 8;
+    }
     printf("\rreceiving... %lld bytes\n", bytes);
     printf("Events: %lld\n", events > 0 ? events - 1 : 0);
     printf("Time span: %.2f ms\n", (now() - first) * 1000);

@@ -40,11 +40,15 @@ struct proxy {
     bool stall;         /* at the limit, hold the connection silent instead */
     atomic_int release; /* set by the test to end a stall */
     atomic_int cut_now; /* set by the test to cut at once */
+    long long up_limit; /* bytes client -> board before cutting, 0 none */
+    long long up_passed;
+    bool reaccept; /* after the cut, relay the next connections whole */
 };
 
 static void *proxy_main(void *arg)
 {
     struct proxy *p = arg;
+again:;
     int client = accept(p->listen_fd, NULL, NULL);
     int up = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)p->board_port)};
@@ -53,7 +57,7 @@ static void *proxy_main(void *arg)
         return NULL;
     struct pollfd fds[2] = {{.fd = client, .events = POLLIN}, {.fd = up, .events = POLLIN}};
     char buf[16384];
-    while (p->passed < p->limit && !p->cut_now) {
+    while (p->passed < p->limit && !p->cut_now && (!p->up_limit || p->up_passed < p->up_limit)) {
         int ready = poll(fds, 2, 100);
         if (ready < 0)
             break;
@@ -63,6 +67,7 @@ static void *proxy_main(void *arg)
             ssize_t n = read(client, buf, sizeof buf);
             if (n <= 0 || write(up, buf, (size_t)n) != n)
                 break;
+            p->up_passed += n;
         }
         if (fds[1].revents) {
             ssize_t n = read(up, buf, sizeof buf);
@@ -78,6 +83,12 @@ static void *proxy_main(void *arg)
     setsockopt(client, SOL_SOCKET, SO_LINGER, &hard, sizeof hard);
     close(client);
     close(up);
+    if (p->reaccept) {
+        p->limit = 1LL << 40;
+        p->up_limit = 0;
+        p->reaccept = false;
+        goto again;
+    }
     return NULL;
 }
 
@@ -273,6 +284,91 @@ static void a_run_cut_off_mid_way_leaves_a_trace_fetch_gets(void **state)
     result_free(&r);
 }
 
+/* The capture cannot write its trace (the board's disk is full) and says
+ * what it received is in its journal: run keeps the folder with the journal
+ * and prints the fetch --recover command, which, pasted as it is, rebuilds
+ * the trace on the board and pulls it. */
+static void a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600];
+    snprintf(remote_dir, sizeof remote_dir, "%s/journal-runs", work);
+    snprintf(out, sizeof out, "%s/journal.tracy", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    const char *argv[] = {boardtrace,     "run",      "--host",        board.target,
+                          "-i",           board.key,  "--known-hosts", board.known_hosts,
+                          "--remote-dir", remote_dir, "--capture",     capture,
+                          "-o",           out,        "--env",         "BT_TEST_DISK_FULL=1",
+                          program,        NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 10);
+    assert_non_null(strstr(r.err, "what was received is in trace.tracy.journal"));
+    assert_int_equal(count_run_dirs(remote_dir), 1);
+    assert_int_equal(file_size(out), -1);
+    const char *hint = strstr(r.err, "rebuild and get the trace with:\n  ");
+    assert_non_null(hint);
+    hint = strchr(hint, '\n') + 3;
+    char command[3000];
+    snprintf(command, sizeof command, "%.*s", (int)strcspn(hint, "\n"), hint);
+    assert_non_null(strstr(command, "boardtrace fetch --recover "));
+    result_free(&r);
+
+    /* The command as printed, with this build's boardtrace first on PATH. */
+    char path[1400], bindir[1024];
+    snprintf(bindir, sizeof bindir, "%s", boardtrace);
+    *strrchr(bindir, '/') = '\0';
+    snprintf(path, sizeof path, "%s:%s", bindir, getenv("PATH"));
+    setenv("PATH", path, 1);
+    const char *sh[] = {"/bin/sh", "-c", command, NULL};
+    assert_int_equal(run_command((char *const *)sh, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, "rebuilt"));
+    size_t len = 0;
+    char *trace = read_file(out, &len);
+    assert_non_null(trace);
+    assert_true(strncmp(trace, "BTFAKE 1000 disk-full\nevent 0\n", 30) == 0);
+    assert_non_null(strstr(trace, "\nevent 999\n"));
+    free(trace);
+    assert_int_equal(count_run_dirs(remote_dir), 0);
+    result_free(&r);
+}
+
+/* The connection is cut in the middle of the upload: nothing runs on the
+ * board yet, so run connects again and removes the folder with the partial
+ * upload instead of leaving it there for good. */
+static void a_connection_cut_mid_upload_leaves_no_folder_on_the_board(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600], kh[600], target[128];
+    snprintf(remote_dir, sizeof remote_dir, "%s/cut-upload", work);
+    snprintf(out, sizeof out, "%s/cut-upload.tracy", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    /* Well into the program's upload: the handshake and the probe send a
+     * few KiB; the program sends over 100 KiB. */
+    assert_true(file_size(program) > 150 * 1024);
+    struct proxy p = {.limit = 1LL << 40, .up_limit = 90 * 1024, .reaccept = true};
+    pthread_t thread;
+    start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+    const char *argv[] = {boardtrace,      "run",        "--host",
+                          target,          "-i",         board.key,
+                          "--known-hosts", kh,           "--remote-dir",
+                          remote_dir,      "--no-strip", "--capture",
+                          capture,         "-o",         out,
+                          program,         NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 8);
+    assert_non_null(strstr(r.err, "upload of"));
+    assert_int_equal(count_run_dirs(remote_dir), 0);
+    assert_non_null(strstr(r.err, "removed the partial folder"));
+    assert_int_equal(file_size(out), -1);
+    result_free(&r);
+    shutdown(p.listen_fd, SHUT_RDWR);
+    close(p.listen_fd);
+    pthread_join(thread, NULL);
+}
+
 /* Processes whose working folder is dir (the board's side of a run: its
  * supervisor, program and capture). */
 static int processes_in(const char *dir)
@@ -410,6 +506,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
+        cmocka_unit_test(a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover),
+        cmocka_unit_test(a_connection_cut_mid_upload_leaves_no_folder_on_the_board),
         cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);

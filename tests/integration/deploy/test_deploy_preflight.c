@@ -84,12 +84,12 @@ static void accept_new_host_key_records_an_unknown_key(void **state)
     result_free(&r);
 }
 
-static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
+/* Writes into KH a known_hosts line for the board holding a key of the
+ * board's type that is not the board's (made under NAME in work). */
+static void write_impostor_known_hosts(const char *name, const char *kh, char *line, size_t linelen)
 {
-    (void)state;
-    char key[600], kh[600], line[1200];
-    snprintf(key, sizeof key, "%s/impostor", work);
-    snprintf(kh, sizeof kh, "%s/changed_known_hosts", work);
+    char key[600];
+    snprintf(key, sizeof key, "%s/%s", work, name);
     char *argv[] = {"/usr/bin/ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", key, NULL};
     struct result g;
     assert_int_equal(run_command(argv, work, 30, &g), 0);
@@ -101,9 +101,17 @@ static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
     assert_non_null(text);
     char *space = strchr(strchr(text, ' ') + 1, ' ');
     *space = '\0';
-    snprintf(line, sizeof line, "[127.0.0.1]:%d %s\n", board.port, text);
+    snprintf(line, linelen, "[127.0.0.1]:%d %s\n", board.port, text);
     free(text);
     assert_int_equal(write_file(kh, line, strlen(line)), 0);
+}
+
+static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
+{
+    (void)state;
+    char kh[600], line[1200];
+    snprintf(kh, sizeof kh, "%s/changed_known_hosts", work);
+    write_impostor_known_hosts("impostor", kh, line, sizeof line);
 
     const char *rest[] = {"--accept-new-host-key", "--capture", capture, program, NULL};
     struct result r = boardtrace_with("run", kh, rest);
@@ -116,6 +124,48 @@ static void a_changed_host_key_is_refused_even_with_accept_new(void **state)
     char *after = read_file(kh, NULL);
     assert_string_equal(after, line);
     free(after);
+    result_free(&r);
+}
+
+/* `StrictHostKeyChecking no` in the user's SSH config makes libssh call any
+ * key known; boardtrace checks known_hosts itself: a changed key is refused
+ * by check and by run (nothing uploaded), an unknown one without
+ * --accept-new-host-key. */
+static void strict_host_key_checking_no_in_the_config_does_not_turn_the_check_off(void **state)
+{
+    (void)state;
+    char cfg[600], kh[600], empty[600], line[1200], remote[600];
+    snprintf(cfg, sizeof cfg, "%s/lax_ssh_config", work);
+    snprintf(kh, sizeof kh, "%s/lax_changed_known_hosts", work);
+    snprintf(empty, sizeof empty, "%s/lax_empty_known_hosts", work);
+    snprintf(remote, sizeof remote, "%s/remote-lax", work);
+    assert_int_equal(mkdir(remote, 0700), 0);
+    const char *lax = "Host *\n  StrictHostKeyChecking no\n";
+    assert_int_equal(write_file(cfg, lax, strlen(lax)), 0);
+    write_impostor_known_hosts("lax-impostor", kh, line, sizeof line);
+    assert_int_equal(write_file(empty, "", 0), 0);
+
+    const char *check[] = {"-F", cfg, NULL};
+    struct result r = boardtrace_with("check", kh, check);
+    assert_status(&r, 5);
+    assert_non_null(strstr(r.err, "CHANGED"));
+    assert_null(strstr(r.out, "matches known_hosts"));
+    result_free(&r);
+
+    const char *run[] = {"-F", cfg, "--remote-dir", remote, "--capture", capture, program, NULL};
+    r = boardtrace_with("run", kh, run);
+    assert_status(&r, 5);
+    assert_non_null(strstr(r.err, "CHANGED"));
+    assert_int_equal(count_run_dirs(remote), 0);
+    char *after = read_file(kh, NULL);
+    assert_string_equal(after, line);
+    free(after);
+    result_free(&r);
+
+    r = boardtrace_with("check", empty, check);
+    assert_status(&r, 5);
+    assert_non_null(strstr(r.err, "is unknown"));
+    assert_int_equal(file_size(empty), 0);
     result_free(&r);
 }
 
@@ -448,6 +498,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(an_unknown_host_key_is_refused_with_its_fingerprint),
         cmocka_unit_test(accept_new_host_key_records_an_unknown_key),
         cmocka_unit_test(a_changed_host_key_is_refused_even_with_accept_new),
+        cmocka_unit_test(strict_host_key_checking_no_in_the_config_does_not_turn_the_check_off),
         cmocka_unit_test(a_key_the_board_does_not_accept_is_refused),
         cmocka_unit_test(a_key_held_by_ssh_agent_is_used),
         cmocka_unit_test(an_x86_64_program_is_refused_before_upload_naming_both),

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -441,6 +442,150 @@ static void run_refuses_an_output_name_too_long_for_its_part_file(void **state)
     result_free(&r);
 }
 
+/* run CMD line for a board that is never reached (127.0.0.1:9): what is
+ * refused is refused before connecting. */
+static struct result run_unreached(const char *out, const char *prog, bool force)
+{
+    const char *argv[16] = {boardtrace,  "run",   "--host", "nobody@127.0.0.1:9",
+                            "--capture", capture, "-o",     out};
+    int n = 8;
+    if (force)
+        argv[n++] = "-f";
+    argv[n++] = prog;
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 30, &r), 0);
+    return r;
+}
+
+/* The record OUT.json and the part file OUT.part are the user's files as
+ * much as OUT: an existing one is refused without -f, and one that is the
+ * program itself is refused even with -f; nothing is touched. */
+static void run_refuses_to_replace_an_existing_record_or_part_file(void **state)
+{
+    (void)state;
+    char out[600], record[640], part[640], prog[640];
+    snprintf(out, sizeof out, "%s/guarded.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
+    snprintf(part, sizeof part, "%s.part", out);
+    snprintf(prog, sizeof prog, "%s.json", out);
+
+    /* The program named OUT.json. */
+    size_t len = 0;
+    char *bytes = read_file(program, &len);
+    assert_non_null(bytes);
+    assert_int_equal(write_file(prog, bytes, len), 0);
+    assert_int_equal(chmod(prog, 0755), 0);
+    for (int force = 0; force < 2; force++) {
+        struct result r = run_unreached(out, prog, force);
+        assert_status(&r, 2);
+        assert_non_null(strstr(r.err, "is the input"));
+        result_free(&r);
+        size_t now = 0;
+        char *still = read_file(prog, &now);
+        assert_int_equal(now, len);
+        assert_memory_equal(still, bytes, len);
+        free(still);
+    }
+    free(bytes);
+    assert_int_equal(unlink(prog), 0);
+
+    /* An unrelated OUT.part, then an unrelated OUT.json. */
+    const char *files[] = {part, record};
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(write_file(files[i], "mine", 4), 0);
+        struct result r = run_unreached(out, program, false);
+        assert_status(&r, 2);
+        assert_non_null(strstr(r.err, files[i]));
+        assert_non_null(strstr(r.err, "exists; add -f to replace it"));
+        result_free(&r);
+        char *still = read_file(files[i], NULL);
+        assert_string_equal(still, "mine");
+        free(still);
+        assert_int_equal(unlink(files[i]), 0);
+    }
+    assert_int_equal(file_size(out), -1);
+
+    /* The record of an earlier run that failed (no OUT) is replaced: the
+     * run goes on to connect. */
+    const char *failed = "{\n  \"record\": \"boardtrace run\",\n  \"exit_status\": 4\n}\n";
+    assert_int_equal(write_file(record, failed, strlen(failed)), 0);
+    struct result r = run_unreached(out, program, false);
+    assert_status(&r, 4);
+    result_free(&r);
+}
+
+/* Two runs with one -o: the second is refused while the first holds the
+ * output, and the first's trace arrives whole. A claim whose holder died
+ * (killed) blocks nothing. */
+static void a_second_run_with_the_same_output_is_refused_while_the_first_runs(void **state)
+{
+    (void)state;
+    char out[600], log[600], part[640];
+    snprintf(out, sizeof out, "%s/claimed.tracy", work);
+    snprintf(part, sizeof part, "%s.part", out);
+    snprintf(log, sizeof log, "%s/claimed.out", work);
+    const char *argv[] = {boardtrace,
+                          "run",
+                          "--host",
+                          board.target,
+                          "-i",
+                          board.key,
+                          "--known-hosts",
+                          board.known_hosts,
+                          "--capture",
+                          capture,
+                          "-o",
+                          out,
+                          "--env",
+                          "BT_TEST_LINGER=120",
+                          program,
+                          NULL};
+    pid_t first = spawn_logged((char *const *)argv, log);
+    assert_true(wait_for_text(log, "fake-program: sent 1000 events", 60, 100000));
+    struct result r = run_program(out, NULL, "-f");
+    kill(first, SIGINT);
+    int st = 0;
+    time_t start = time(NULL);
+    while (waitpid(first, &st, WNOHANG) == 0 && time(NULL) - start < 100)
+        usleep(100000);
+    if (!WIFEXITED(st))
+        kill(first, SIGKILL);
+    assert_status(&r, 2);
+    assert_non_null(strstr(r.err, "another boardtrace command is writing this trace now"));
+    result_free(&r);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+    assert_int_equal(file_size(out), 9902);
+    assert_int_equal(file_size(part), -1);
+
+    /* A holder killed with the claim held: the kernel dropped its lock. */
+    assert_int_equal(unlink(out), 0);
+    char fresh[640];
+    snprintf(fresh, sizeof fresh, "%s.json", out);
+    assert_int_equal(unlink(fresh), 0);
+    int ready[2];
+    assert_int_equal(pipe(ready), 0);
+    pid_t holder = fork();
+    if (holder == 0) {
+        int fd = open(part, O_RDWR | O_CREAT, 0644);
+        if (fd >= 0 && flock(fd, LOCK_EX) == 0)
+            (void)!write(ready[1], "l", 1);
+        pause();
+        _exit(0);
+    }
+    close(ready[1]);
+    char c = 0;
+    assert_int_equal(read(ready[0], &c, 1), 1);
+    close(ready[0]);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    r = run_unreached(out, program, false);
+    assert_status(&r, 4); /* it went on to connect */
+    result_free(&r);
+    assert_int_equal(file_size(part), 0);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 7) {
@@ -469,6 +614,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_refuses_an_existing_output_without_force),
         cmocka_unit_test(run_refuses_an_output_that_is_the_program),
         cmocka_unit_test(run_refuses_an_output_name_too_long_for_its_part_file),
+        cmocka_unit_test(run_refuses_to_replace_an_existing_record_or_part_file),
+        cmocka_unit_test(a_second_run_with_the_same_output_is_refused_while_the_first_runs),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }
