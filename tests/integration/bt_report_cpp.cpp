@@ -6,7 +6,8 @@
 
 #include "tracy/Tracy.hpp"
 
-namespace report_demo {
+namespace report_demo
+{
 
 // Not inlined, so each is a frame of its own in the callstacks.
 __attribute__((noinline)) static int Fibonacci(int n)
