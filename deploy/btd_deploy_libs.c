@@ -27,6 +27,26 @@ static void describe_missing(const struct btd_libs_check *chk, const char *inter
     }
 }
 
+/* What the sysroot supplies for the program: its loader and the closure of
+ * its libraries, in a new *libs (NULL with err on failure). */
+static int resolve_in_sysroot(const struct btd_deploy *d, const struct btd_elf_dyn *dyn,
+                              char *sysroot, size_t sysroot_len, struct btd_libs **libs, char *err,
+                              size_t errlen)
+{
+    *libs = malloc(sizeof **libs);
+    if (!*libs) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    if (btd_libs_sysroot(d->program.arch, d->o->sysroot, sysroot, sysroot_len, err, errlen) != 0 ||
+        btd_libs_resolve(d->program.path, dyn, sysroot, *libs, err, errlen) != 0) {
+        free(*libs);
+        *libs = NULL;
+        return -1;
+    }
+    return 0;
+}
+
 /* A "GLIBC_2.38" or "glibc 2.38" version as 2 * 1000 + 38; 0 when it is
  * none. */
 static int glibc_version(const char *s)
@@ -79,15 +99,8 @@ int btd_deploy_libc_check(struct btd_deploy *d)
     /* The program can still run with a glibc brought from the sysroot, if
      * the sysroot's is new enough: asked now, before anything travels. */
     char sysroot[4096];
-    struct btd_libs *libs = malloc(sizeof *libs);
-    if (!libs) {
-        btd_error("out of memory");
-        status = BTD_EXIT_LOCAL;
-        goto done;
-    }
-    if (btd_libs_sysroot(d->program.arch, o->sysroot, sysroot, sizeof sysroot, err, sizeof err) !=
-            0 ||
-        btd_libs_resolve(d->program.path, dyn, sysroot, libs, err, sizeof err) != 0) {
+    struct btd_libs *libs;
+    if (resolve_in_sysroot(d, dyn, sysroot, sizeof sysroot, &libs, err, sizeof err) != 0) {
         btd_error("the program %s needs glibc %s (it asks libc.so.6 for GLIBC_%s: it was linked "
                   "against a newer glibc) but %s has glibc %s, and no glibc %s can be brought: "
                   "%s; nothing was uploaded. Run it on a board with glibc %s or later, build it "
@@ -154,19 +167,11 @@ int btd_deploy_libs(struct btd_deploy *d)
     btd_debug("the board lacks:%s", btd_buf_str(&missing));
     btd_buf_free(&missing);
     char sysroot[4096];
-    struct btd_libs *libs = malloc(sizeof *libs);
-    if (!libs) {
-        btd_error("out of memory");
-        status = BTD_EXIT_LOCAL;
-        goto done;
-    }
-    if (btd_libs_sysroot(d->program.arch, o->sysroot, sysroot, sizeof sysroot, err, sizeof err) !=
-            0 ||
-        btd_libs_resolve(d->program.path, dyn, sysroot, libs, err, sizeof err) != 0) {
+    struct btd_libs *libs;
+    if (resolve_in_sysroot(d, dyn, sysroot, sizeof sysroot, &libs, err, sizeof err) != 0) {
         btd_error("the program %s is dynamically linked and %s lacks its loader or libraries, "
                   "which cannot be brought: %s",
                   d->program.path, d->conn.where, err);
-        free(libs);
         status = BTD_EXIT_LOCAL;
         goto done;
     }
