@@ -4,6 +4,7 @@
 #include "btd_args.h"
 
 #include "btd_buf.h"
+#include "btd_help.h"
 #include "btd_msg.h"
 #include "btd_quote.h"
 
@@ -50,7 +51,8 @@ static const char usage_text[] =
     "                             seconds (default 60)\n"
     "  -v, --verbose              more detail (twice: SSH protocol too)\n"
     "  -q, --quiet                errors and the summary only\n"
-    "  -h, --help                 this text;  --version  the version\n"
+    "  -h, --help                 this text (after a command, or `help COMMAND`: that\n"
+    "                             command's options and an example); --version\n"
     "\n"
     "run and live options:\n"
     "  --capture PATH             tracy-capture compatible binary for the board\n"
@@ -234,6 +236,18 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     }
     const char *cmd = argv[1];
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        /* `boardtrace help run`: that command's own help. */
+        static const char *const names[] = {[BTD_CMD_RUN] = "run",
+                                            [BTD_CMD_LIVE] = "live",
+                                            [BTD_CMD_FETCH] = "fetch",
+                                            [BTD_CMD_CHECK] = "check",
+                                            [BTD_CMD_STATUS] = "status"};
+        for (size_t i = 0; argc > 2 && i < sizeof names / sizeof *names; i++) {
+            if (strcmp(argv[2], names[i]) == 0) {
+                btd_help_print((enum btd_command)i, stdout);
+                return 1;
+            }
+        }
         fputs(usage_text, stdout);
         return 1;
     }
@@ -392,7 +406,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             break;
         case 'h':
         case OPT_HELP:
-            fputs(usage_text, stdout);
+            btd_help_print(o->command, stdout);
             return 1;
         case OPT_VERSION:
             printf("boardtrace %s\n", BT_VERSION_STRING);

@@ -132,6 +132,52 @@ static void help_lists_every_option_and_exit_status(void **state)
     btd_args_free(&o);
 }
 
+/* Each command's own help: its usage and options, an example, nothing of
+ * the others' options. */
+static void each_command_has_its_own_help(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *argv[4];
+        const char *has[4];
+        const char *lacks;
+    } cases[] = {
+        {{"boardtrace", "run", "--help", NULL},
+         {"Usage: boardtrace run", "--capture-memory", "Example:", "--known-hosts"},
+         "--local-port"},
+        {{"boardtrace", "live", "-h", NULL},
+         {"Usage: boardtrace live", "--local-port", "Example:", "--host"},
+         "--capture-memory"},
+        {{"boardtrace", "fetch", "--help", NULL},
+         {"Usage: boardtrace fetch", "--recover", "--stop", "Exit status"},
+         "--detach"},
+        {{"boardtrace", "status", "--help", NULL},
+         {"Usage: boardtrace status", "--remote-dir", "Example:", "Exit status"},
+         "--output"},
+        {{"boardtrace", "help", "check", NULL},
+         {"Usage: boardtrace check", "C library", "Example:", "--ssh-config"},
+         "--seconds"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        struct btd_options o;
+        char *text = NULL;
+        size_t len = 0;
+        FILE *mem = open_memstream(&text, &len);
+        FILE *saved = stdout;
+        stdout = mem;
+        const char *argv[4] = {cases[c].argv[0], cases[c].argv[1], cases[c].argv[2], NULL};
+        int rc = parse(&o, argv);
+        stdout = saved;
+        fclose(mem);
+        assert_int_equal(rc, 1);
+        for (int i = 0; i < 4; i++)
+            assert_non_null(strstr(text, cases[c].has[i]));
+        assert_null(strstr(text, cases[c].lacks));
+        free(text);
+        btd_args_free(&o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -140,6 +186,7 @@ int main(void)
         cmocka_unit_test(usage_errors_exit_with_status_2),
         cmocka_unit_test(fetch_takes_an_optional_remote_path),
         cmocka_unit_test(help_lists_every_option_and_exit_status),
+        cmocka_unit_test(each_command_has_its_own_help),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
