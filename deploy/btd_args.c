@@ -65,6 +65,10 @@ static const char usage_text[] =
     "                             FILE.json (refused otherwise; never an input)\n"
     "  -s, --seconds N            capture at most N seconds, then stop the program\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
+    "  --upload FILE              run, live: upload FILE too, beside the program\n"
+    "                             (repeatable; verified like it)\n"
+    "  --cwd DIR                  run, live: the program's working folder on the\n"
+    "                             board (relative: to the run's folder, the default)\n"
     "  --remote-dir DIR           folder on the board for the private temporary\n"
     "                             folder (default ${TMPDIR:-/tmp} on the board)\n"
     "  --keep                     keep the board's folder (default: removed after a\n"
@@ -140,6 +144,8 @@ enum {
     OPT_NO_STRIP,
     OPT_STOP,
     OPT_RECOVER,
+    OPT_UPLOAD,
+    OPT_CWD,
     OPT_RECONNECT,
     OPT_HELP,
     OPT_VERSION,
@@ -158,6 +164,8 @@ static const struct option long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"seconds", required_argument, NULL, 's'},
     {"env", required_argument, NULL, OPT_ENV},
+    {"upload", required_argument, NULL, OPT_UPLOAD},
+    {"cwd", required_argument, NULL, OPT_CWD},
     {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
     {"keep", no_argument, NULL, OPT_KEEP},
     {"force", no_argument, NULL, 'f'},
@@ -211,6 +219,8 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_KEEP:
         return c == BTD_CMD_RUN || c == BTD_CMD_LIVE || c == BTD_CMD_FETCH;
     case OPT_ENV:
+    case OPT_UPLOAD:
+    case OPT_CWD:
     case OPT_READY_TIMEOUT:
     case OPT_SYSROOT:
     case OPT_NO_BRING_LIBS:
@@ -272,6 +282,7 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         return BTD_EXIT_USAGE;
     }
     o->env = btd_xmalloc(sizeof *o->env * (size_t)argc);
+    o->uploads = btd_xmalloc(sizeof *o->uploads * (size_t)argc);
     /* Parse argv[1..] as if the command were the program name; optind 0
      * makes glibc start afresh, so parsing twice (tests) behaves the same. */
     int sub_argc = argc - 1;
@@ -348,6 +359,24 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             o->env[o->env_count++] = optarg;
             break;
         }
+        case OPT_UPLOAD:
+            if (!optarg[0]) {
+                btd_error("--upload: expected a file");
+                return BTD_EXIT_USAGE;
+            }
+            if (o->upload_count == BTD_MAX_UPLOADS) {
+                btd_error("--upload %s: at most %d files", optarg, BTD_MAX_UPLOADS);
+                return BTD_EXIT_USAGE;
+            }
+            o->uploads[o->upload_count++] = optarg;
+            break;
+        case OPT_CWD:
+            if (!optarg[0]) {
+                btd_error("--cwd: expected a folder on the board");
+                return BTD_EXIT_USAGE;
+            }
+            o->cwd = optarg;
+            break;
         case OPT_REMOTE_DIR:
             if (!optarg[0]) {
                 btd_error("--remote-dir: expected a folder, found an empty string");
@@ -463,4 +492,6 @@ void btd_args_free(struct btd_options *o)
 {
     free(o->env);
     o->env = NULL;
+    free(o->uploads);
+    o->uploads = NULL;
 }

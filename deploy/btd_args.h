@@ -6,6 +6,9 @@
 
 #include <stdbool.h>
 
+/* --upload files a run may take. */
+enum { BTD_MAX_UPLOADS = 64 };
+
 enum btd_command {
     BTD_CMD_RUN,
     BTD_CMD_LIVE,
@@ -27,6 +30,9 @@ struct btd_options {
     int seconds;         /* run: capture limit, 0 none */
     const char **env;    /* NAME=VALUE, validated */
     int env_count;
+    const char **uploads; /* run, live: files placed beside the program */
+    int upload_count;
+    const char *cwd;        /* run, live: the program's working folder on the board */
     const char *remote_dir; /* base folder on the board, default ${TMPDIR:-/tmp} */
     bool keep;
     bool force;          /* run: replace an existing output */

@@ -222,5 +222,6 @@ int btd_cmd_live(const struct btd_options *o)
     btd_session_free(&s);
     btd_conn_close(&d.conn);
     free(d.libs);
+    free(d.extras);
     return status;
 }

@@ -421,6 +421,7 @@ int btd_cmd_run(const struct btd_options *o)
             btd_session_free(&s);
             btd_conn_close(&d.conn);
             free(d.libs);
+            free(d.extras);
             free(owned_output);
             return BTD_EXIT_OK;
         }
@@ -564,6 +565,7 @@ int btd_cmd_run(const struct btd_options *o)
     btd_session_free(&s);
     btd_conn_close(&d.conn);
     free(d.libs);
+    free(d.extras);
     free(owned_output);
     return status;
 }

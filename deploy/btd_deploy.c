@@ -43,17 +43,35 @@ static void board_name(const char *path, const char *prefix, char *out, size_t o
     }
     if (out[0] == '.' || out[0] == '-')
         out[0] = '_';
-    /* The supervisor's own files in the folder (btd_supervisor.c). */
-    static const char *const reserved[] = {
-        "trace.tracy", "cap.fifo",       "stop",     "out.fifo",     "err.fifo", "out.log",
-        "err.log",     "supervisor.pid", "finished", "program.name", "lib"};
-    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++) {
-        if (strcmp(out, reserved[i]) == 0) {
-            char copy[16];
-            snprintf(copy, sizeof copy, "%s", out);
-            snprintf(out, outlen, "bin-%s", copy);
-        }
+    if (btd_board_name_reserved(out)) {
+        char copy[32];
+        snprintf(copy, sizeof copy, "%s", out);
+        snprintf(out, outlen, "bin-%s", copy);
     }
+}
+
+bool btd_board_name_reserved(const char *name)
+{
+    /* The supervisor's and the capture's own files in the folder
+     * (btd_supervisor.c, btd_recover.c). */
+    static const char *const reserved[] = {"trace.tracy",
+                                           "trace.tracy.journal",
+                                           "cap.fifo",
+                                           "stop",
+                                           "out.fifo",
+                                           "err.fifo",
+                                           "out.log",
+                                           "err.log",
+                                           "supervisor.pid",
+                                           "finished",
+                                           "program.name",
+                                           "capture.name",
+                                           "lib",
+                                           ".exec"};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (strcmp(name, reserved[i]) == 0)
+            return true;
+    return false;
 }
 
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role)
@@ -270,6 +288,13 @@ int btd_deploy_prepare(struct btd_deploy *d)
     }
     /* Nothing runs on the board yet: Ctrl-C ends the upload at once. */
     btd_interrupt_step("upload", true);
+    int status_extra = btd_uploads_check(d);
+    if (status_extra != BTD_EXIT_OK) {
+        if (btd_board_remove_dir(&d->conn, b->dir, err, sizeof err) != 0)
+            btd_warn("%s", err);
+        b->dir[0] = '\0';
+        return status_extra;
+    }
     struct btd_binary *bins[2] = {&d->program, d->has_capture ? &d->capture : NULL};
     for (int i = 0; i < 2; i++) {
         if (!bins[i])
@@ -300,6 +325,9 @@ int btd_deploy_prepare(struct btd_deploy *d)
             btd_debug("uploaded %s without symbols: %llu of %llu bytes", bin->path,
                       (unsigned long long)bin->upload_size, (unsigned long long)bin->size);
     }
+    int sent = btd_uploads_send(d);
+    if (sent != BTD_EXIT_OK)
+        return sent;
     btd_debug("uploaded over %s", d->conn.sftp ? "SFTP" : "an exec channel");
     int libs = btd_deploy_libs(d);
     if (libs != BTD_EXIT_OK)

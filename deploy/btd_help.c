@@ -44,6 +44,10 @@ static const char run_about[] =
     "                             (default: boardtrace-capture for its architecture)\n"
     "  -s, --seconds N            capture at most N seconds, then stop the program\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
+    "  --upload FILE              upload FILE too, beside the program (repeatable;\n"
+    "                             verified like it)\n"
+    "  --cwd DIR                  the program's working folder on the board\n"
+    "                             (relative: to the run's folder, the default)\n"
     "  --ready-timeout N          seconds the program has to open its tracing port\n"
     "                             (default 30)\n"
     "  --capture-memory PERCENT   the capture stops capturing (keeping its trace)\n"
@@ -67,6 +71,7 @@ static const char run_after[] =
     "\n"
     "Example:\n"
     "  boardtrace run --host root@board -o app.tracy ./app -- --its-args\n"
+    "  boardtrace run --host root@board --upload image.jpg ./test   # a data file beside it\n"
     "\n";
 
 static const char live_about[] =
@@ -78,6 +83,10 @@ static const char live_about[] =
     "Live:\n"
     "  -L, --local-port PORT      the port on 127.0.0.1 (default 8086; 0: a free one)\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
+    "  --upload FILE              upload FILE too, beside the program (repeatable;\n"
+    "                             verified like it)\n"
+    "  --cwd DIR                  the program's working folder on the board\n"
+    "                             (relative: to the run's folder, the default)\n"
     "  --ready-timeout N          seconds the program has to open its tracing port\n"
     "                             (default 30)\n"
     "  --keep                     keep the board's folder afterwards\n"

@@ -31,6 +31,15 @@ struct btd_binary {
 };
 
 /* State shared by the steps of run and live. */
+/* A file uploaded beside the program (--upload). */
+struct btd_extra {
+    const char *path;
+    char name[256];    /* its own name: the program finds it by that */
+    char remote[1400]; /* full path on the board */
+    char sha[65];
+    uint64_t size;
+};
+
 struct btd_deploy {
     const struct btd_options *o;
     struct btd_conn conn;
@@ -41,7 +50,9 @@ struct btd_deploy {
     bool has_capture;  /* capture loaded (run) */
     bool want_capture; /* run: find the default capture for the board if not loaded */
     char capture_path[4096];
-    struct btd_libs *libs; /* brought to the board for a dynamic program, NULL none */
+    struct btd_libs *libs;    /* brought to the board for a dynamic program, NULL none */
+    struct btd_extra *extras; /* --upload files, extra_count of them */
+    int extra_count;
     double t_start, t_preflight, t_upload, t_run, t_pull;
     int connect_timeout_s; /* for btd_deploy_connect; 0: 20 s */
 };
@@ -51,6 +62,15 @@ int btd_cmd_live(const struct btd_options *o);
 int btd_cmd_fetch(const struct btd_options *o);
 int btd_cmd_check(const struct btd_options *o);
 int btd_cmd_status(const struct btd_options *o);
+
+/* Whether a file of that name in a run's folder would be one of the
+ * supervisor's or the capture's own. */
+bool btd_board_name_reserved(const char *name);
+
+/* --upload: checks each file here (regular, readable, a name of its own in
+ * the folder), then uploads them beside the program (btd_uploads.c). */
+int btd_uploads_check(struct btd_deploy *d);
+int btd_uploads_send(struct btd_deploy *d);
 
 /* Reads a binary's ELF header (and size, toolchain). */
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role);

@@ -24,10 +24,14 @@ struct btd_supervisor {
     int env_count;
     const char *capture; /* file name in dir, NULL for live (no capture) */
     const char *capture_sha;
-    int port;          /* TRACY_PORT */
-    int seconds;       /* capture -s, 0 none */
-    int memory;        /* capture -m (percent of the board's memory), 0 none */
-    int ready_timeout; /* seconds for the program to listen on port */
+    int port;                       /* TRACY_PORT */
+    int seconds;                    /* capture -s, 0 none */
+    int memory;                     /* capture -m (percent of the board's memory), 0 none */
+    int ready_timeout;              /* seconds for the program to listen on port */
+    const char *const *extra_names; /* --upload files in dir, verified like the program */
+    const char *const *extra_shas;
+    int extra_count;
+    const char *cwd; /* the program's working folder (relative: to dir), NULL dir */
 };
 
 /* Appends the script to cmd. Every value from the user is quoted. */

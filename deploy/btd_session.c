@@ -45,6 +45,11 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
     s->trace_size = -1;
     make_token(s->token, sizeof s->token);
     const struct btd_options *o = d->o;
+    const char *extra_names[BTD_MAX_UPLOADS], *extra_shas[BTD_MAX_UPLOADS];
+    for (int i = 0; i < d->extra_count; i++) {
+        extra_names[i] = d->extras[i].name;
+        extra_shas[i] = d->extras[i].sha;
+    }
     struct btd_supervisor sup = {
         .dir = d->board.dir,
         .token = s->token,
@@ -62,6 +67,10 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .seconds = o->seconds,
         .memory = o->capture_memory,
         .ready_timeout = o->ready_timeout,
+        .extra_names = extra_names,
+        .extra_shas = extra_shas,
+        .extra_count = d->extra_count,
+        .cwd = o->cwd,
     };
     struct btd_buf cmd = {0};
     btd_supervisor_script(&cmd, &sup);

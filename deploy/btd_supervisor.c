@@ -1,6 +1,7 @@
 /* The board-side supervisor script (see btd_run.h). Written for busybox ash:
  * no bash-isms, no coreutils; processes are watched through /proc so a
  * finished child is noticed without blocking in `wait`. */
+#include "btd_args.h"
 #include "btd_quote.h"
 #include "btd_run.h"
 
@@ -104,11 +105,15 @@ static const char script_ready[] =
  * starts them: sha256sum prints "DIGEST  NAME" per file. */
 static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
 {
-    const char *names[2] = {s->program, s->capture};
-    const char *shas[2] = {s->program_sha, s->capture_sha};
-    int n = s->capture ? 2 : 1;
+    const char *names[2 + BTD_MAX_UPLOADS] = {s->program, s->capture};
+    const char *shas[2 + BTD_MAX_UPLOADS] = {s->program_sha, s->capture_sha};
+    int n = s->capture ? 2 : 1, programs = n;
+    for (int i = 0; i < s->extra_count && i < BTD_MAX_UPLOADS; i++) {
+        names[n] = s->extra_names[i];
+        shas[n++] = s->extra_shas[i];
+    }
     btd_buf_puts(cmd, "chmod 700");
-    for (int i = 0; i < n; i++) {
+    for (int i = 0; i < programs; i++) {
         btd_buf_puts(cmd, " ");
         btd_quote_append(cmd, names[i]);
     }
@@ -161,30 +166,42 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
             btd_buf_puts(cmd, "CAPMEM=\n");
         btd_buf_puts(cmd, script_capture);
     }
-    btd_buf_printf(cmd, "TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=%d",
-                   s->port);
+    /* In its own working folder the program is started by its full path,
+     * from a subshell that moved there (a folder that is not there ends it
+     * with 126 and the shell's message, before it could listen). */
+    const char *here = "./";
+    if (s->cwd) {
+        btd_buf_puts(cmd, "( cd ");
+        btd_quote_append(cmd, s->cwd);
+        btd_buf_puts(cmd, " || exit 126\nexport");
+        here = "\"$D\"/";
+    }
+    btd_buf_printf(
+        cmd, " TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=%d", s->port);
     for (int i = 0; i < s->env_count; i++) {
         const char *eq = strchr(s->env[i], '=');
         btd_buf_puts(cmd, " ");
         btd_buf_append(cmd, s->env[i], (size_t)(eq - s->env[i]) + 1);
         btd_quote_append(cmd, eq + 1);
     }
+    if (s->cwd)
+        btd_buf_puts(cmd, "\nexec");
     if (s->loader) {
         /* The board's own loader and libraries are not used: ours runs the
          * program by its full path, so it still knows its own file. */
-        btd_buf_puts(cmd, " ./lib/");
+        btd_buf_printf(cmd, " %slib/", here);
         btd_quote_append(cmd, s->loader);
         btd_buf_printf(cmd, " --library-path \"$D/lib\"%s \"$D\"/",
                        s->loader_glibc ? " --inhibit-cache" : "");
     } else {
-        btd_buf_puts(cmd, " ./");
+        btd_buf_printf(cmd, " %s", here);
     }
     btd_quote_append(cmd, s->program);
     for (int i = 0; i < s->arg_count; i++) {
         btd_buf_puts(cmd, " ");
         btd_quote_append(cmd, s->args[i]);
     }
-    btd_buf_puts(cmd, " < /dev/null 3>&- &\n");
+    btd_buf_puts(cmd, s->cwd ? " ) < /dev/null 3>&- &\n" : " < /dev/null 3>&- &\n");
     btd_buf_printf(cmd, script_ready, FAST_LOOKS);
     if (!s->capture)
         btd_buf_puts(cmd, "cp=\nrp=\n");

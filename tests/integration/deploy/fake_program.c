@@ -46,6 +46,20 @@ int main(int argc, char **argv)
     fflush(stdout);
     fprintf(stderr, "fake-program: a line on stderr\n");
 
+    if (getenv("BT_TEST_READ_FILE")) {
+        /* A data file the program expects where it runs (--upload, --cwd). */
+        char cwd[1024] = "", line[256] = "";
+        FILE *f = fopen(getenv("BT_TEST_READ_FILE"), "r");
+        if (!getcwd(cwd, sizeof cwd))
+            cwd[0] = '\0';
+        if (f && fgets(line, sizeof line, f))
+            line[strcspn(line, "\n")] = '\0';
+        printf("cwd %s; read %s: %s\n", cwd, getenv("BT_TEST_READ_FILE"),
+               f ? line : "(cannot open)");
+        fflush(stdout);
+        if (f)
+            fclose(f);
+    }
     if (getenv("BT_TEST_FAIL_AT_START")) {
         fprintf(stderr, "fake-program: cannot start\n");
         return atoi(getenv("BT_TEST_FAIL_AT_START"));

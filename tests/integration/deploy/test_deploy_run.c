@@ -319,6 +319,72 @@ static void the_capture_gets_a_memory_limit_by_default(void **state)
     }
 }
 
+/* --upload puts a file beside the program, verified like it, where the
+ * program finds it by its name; --cwd runs the program in another folder
+ * (here one of the emulated board's, which shares the host's files). */
+static void uploads_go_beside_the_program_and_cwd_is_where_it_runs(void **state)
+{
+    (void)state;
+    char data[600], elsewhere[600], out[600];
+    snprintf(data, sizeof data, "%s/image.jpg", work);
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", work);
+    assert_int_equal(write_file(data, "not really a jpeg\n", 18), 0);
+    assert_int_equal(mkdir(elsewhere, 0700), 0);
+    char there[640];
+    snprintf(there, sizeof there, "%s/note.txt", elsewhere);
+    assert_int_equal(write_file(there, "found in elsewhere\n", 19), 0);
+    for (int i = 0; i < 2; i++) {
+        snprintf(out, sizeof out, "%s/upload%d.tracy", work, i);
+        const char *argv[32] = {boardtrace, "run"};
+        board_args(&board, argv + 2);
+        int n = 8;
+        const char *rest[] = {"--capture", capture, "-o", out, "--upload", data, NULL};
+        for (int k = 0; rest[k]; k++)
+            argv[n++] = rest[k];
+        if (i == 0) {
+            argv[n++] = "--env";
+            argv[n++] = "BT_TEST_READ_FILE=image.jpg";
+        } else {
+            argv[n++] = "--cwd";
+            argv[n++] = elsewhere;
+            argv[n++] = "--env";
+            argv[n++] = "BT_TEST_READ_FILE=note.txt";
+        }
+        argv[n++] = program;
+        argv[n] = NULL;
+        struct result r;
+        assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+        assert_status(&r, 0);
+        assert_non_null(strstr(r.err, "upload image.jpg"));
+        const char *said = i == 0 ? "; read image.jpg: not really a jpeg\n"
+                                  : "; read note.txt: found in elsewhere\n";
+        if (!strstr(r.out, said))
+            result_print(&r);
+        assert_non_null(strstr(r.out, said));
+        if (i == 1) {
+            char cwd[700];
+            snprintf(cwd, sizeof cwd, "cwd %s;", elsewhere);
+            assert_non_null(strstr(r.out, cwd));
+        }
+        result_free(&r);
+    }
+    /* A name the run's folder uses itself is refused before connecting. */
+    char reserved[600];
+    snprintf(reserved, sizeof reserved, "%s/trace.tracy", work);
+    assert_int_equal(write_file(reserved, "x", 1), 0);
+    snprintf(out, sizeof out, "%s/refused.tracy", work);
+    const char *argv[20] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    const char *rest[] = {"--capture", capture, "-o", out, "--upload", reserved, program, NULL};
+    for (int k = 0; rest[k]; k++)
+        argv[8 + k] = rest[k];
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 3);
+    assert_non_null(strstr(r.err, "is one of boardtrace's own files; rename the file"));
+    result_free(&r);
+}
+
 /* The board's folder goes after a successful run, or stays with --keep. */
 static void run_removes_its_folder_unless_kept(void **state)
 {
@@ -609,6 +675,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(ctrl_c_stops_the_program_and_keeps_the_trace),
         cmocka_unit_test(seconds_stop_the_program_and_the_run_succeeds),
         cmocka_unit_test(run_removes_its_folder_unless_kept),
+        cmocka_unit_test(uploads_go_beside_the_program_and_cwd_is_where_it_runs),
         cmocka_unit_test(the_capture_gets_a_memory_limit_by_default),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
         cmocka_unit_test(run_refuses_an_existing_output_without_force),
