@@ -4,12 +4,16 @@
  * trace is verified here. */
 #define _GNU_SOURCE
 #include "btd_claim.h"
+#include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
 #include "btd_quote.h"
 #include "btd_recover.h"
 #include "btd_runs.h"
+#include "btd_sha256.h"
 
+#include <boardtrace/config.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -136,6 +140,90 @@ static int stop_run(struct btd_deploy *d, struct target *t)
     return btd_interrupted ? BTD_EXIT_INTERRUPTED : BTD_EXIT_PULL;
 }
 
+/* What run does after its pull, for a run fetched instead: a program sent
+ * without its symbols has its frames named here from the file the run was
+ * given (program.host), when this host has it. summary gets symbolize's
+ * line, "" when nothing was named. */
+static void name_frames(const struct target *t, const char *out, char *summary, size_t len)
+{
+    summary[0] = '\0';
+    if (!t->is_run || !t->run.program_host[0])
+        return;
+    if (access(t->run.program_host, R_OK) != 0) {
+        btd_warn("the run's program %s is not here: its frames stay unnamed; name them with "
+                 "boardtrace-report symbolize %s PROGRAM",
+                 t->run.program_host, out);
+        return;
+    }
+    if (btd_symbolize_trace(out, t->run.program_host, summary, len) != 0 ||
+        strstr(summary, ": 0 frames,"))
+        summary[0] = '\0';
+    else
+        btd_note("%s", summary);
+}
+
+/* OUT.json, as run writes it at its end: what was fetched, from where, and
+ * what was done to it. An existing file that is not a boardtrace record is
+ * left alone; a run's own record (one whose run was lost) is replaced. */
+static int write_record(const struct btd_deploy *d, const struct target *t, const char *out,
+                        uint64_t size, const char *pulled_sha, const char *summary)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s.json", out);
+    FILE *old = fopen(path, "r");
+    if (old) {
+        char head[64] = "";
+        size_t n = fread(head, 1, sizeof head - 1, old);
+        head[n] = '\0';
+        fclose(old);
+        if (!strstr(head, "\"record\": \"boardtrace")) {
+            btd_warn("%s is not a boardtrace record: left as it is, no record written", path);
+            return BTD_EXIT_OK;
+        }
+    }
+    char sha[65];
+    unsigned long long final_size = size;
+    if (btd_sha256_file(out, sha, &final_size) != 0)
+        snprintf(sha, sizeof sha, "%s", pulled_sha);
+    struct btd_json j = {0};
+    btd_json_begin_object(&j, NULL);
+    btd_json_string(&j, "record", "boardtrace fetch");
+    btd_json_begin_object(&j, "boardtrace");
+    btd_json_string(&j, "version", BT_VERSION_STRING);
+    btd_json_end_object(&j);
+    btd_json_begin_object(&j, "board");
+    btd_json_string(&j, "target", d->conn.where);
+    btd_json_string(&j, "host_key", d->conn.hostkey);
+    btd_json_end_object(&j);
+    btd_json_string(&j, "run", t->is_run ? t->run.dir : NULL);
+    btd_json_string(&j, "remote", t->trace);
+    btd_json_string(&j, "program", t->is_run && t->run.program[0] ? t->run.program : NULL);
+    btd_json_string(&j, "program_host",
+                    t->is_run && t->run.program_host[0] ? t->run.program_host : NULL);
+    btd_json_begin_object(&j, "trace");
+    btd_json_string(&j, "path", out);
+    btd_json_int(&j, "size", (int64_t)final_size);
+    btd_json_string(&j, "sha256", sha);
+    btd_json_string(&j, "pulled_sha256", pulled_sha);
+    btd_json_end_object(&j);
+    btd_json_string(&j, "symbolized", summary[0] ? summary : NULL);
+    btd_json_int(&j, "exit_status", BTD_EXIT_OK);
+    btd_json_end_object(&j);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    int ok = f && fwrite(j.out.data, 1, j.out.len, f) == j.out.len;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok) {
+        btd_error("cannot write the record %s: %s", path, strerror(errno));
+        unlink(tmp);
+    }
+    btd_buf_free(&j.out);
+    return ok ? BTD_EXIT_OK : BTD_EXIT_OUTPUT;
+}
+
 int btd_cmd_fetch(const struct btd_options *o)
 {
     struct btd_deploy d = {.o = o, .t_start = btd_now()};
@@ -177,6 +265,9 @@ int btd_cmd_fetch(const struct btd_options *o)
             btd_format_size((double)size, s, sizeof s);
             printf("fetched %s:%s -> %s (%s, %" PRIu64 " bytes, SHA-256 %s verified)\n",
                    d.conn.where, t.trace, out, s, size, sha);
+            char summary[300];
+            name_frames(&t, out, summary, sizeof summary);
+            status = write_record(&d, &t, out, size, sha, summary);
             /* The run's folder has served its purpose once its trace is
              * verified here. */
             char err[600];

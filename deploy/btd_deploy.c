@@ -54,19 +54,13 @@ bool btd_board_name_reserved(const char *name)
 {
     /* The supervisor's and the capture's own files in the folder
      * (btd_supervisor.c, btd_recover.c). */
-    static const char *const reserved[] = {"trace.tracy",
-                                           "trace.tracy.journal",
-                                           "cap.fifo",
-                                           "stop",
-                                           "out.fifo",
-                                           "err.fifo",
-                                           "out.log",
-                                           "err.log",
-                                           "supervisor.pid",
-                                           "finished",
-                                           "program.name",
-                                           "capture.name",
-                                           "lib",
+    static const char *const reserved[] = {"trace.tracy",    "trace.tracy.journal",
+                                           "cap.fifo",       "stop",
+                                           "out.fifo",       "err.fifo",
+                                           "out.log",        "err.log",
+                                           "supervisor.pid", "finished",
+                                           "program.name",   "program.host",
+                                           "capture.name",   "lib",
                                            ".exec"};
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
         if (strcmp(name, reserved[i]) == 0)

@@ -11,13 +11,15 @@
 #include <stdint.h>
 
 struct btd_supervisor {
-    const char *dir;         /* private folder on the board */
-    const char *token;       /* tag of report lines: "<token> <event> ..." */
-    const char *program;     /* file name in dir */
-    const char *program_sha; /* SHA-256 the upload must have */
-    const char *loader;      /* file name in dir/lib: start the program through it with
-                              * dir/lib as its library path (brought libraries); NULL none */
-    bool loader_glibc;       /* the loader takes --inhibit-cache */
+    const char *dir;          /* private folder on the board */
+    const char *token;        /* tag of report lines: "<token> <event> ..." */
+    const char *program;      /* file name in dir */
+    const char *program_host; /* the unstripped program's path on the host, for fetch
+                               * to name the frames with (program.host); NULL none */
+    const char *program_sha;  /* SHA-256 the upload must have */
+    const char *loader;       /* file name in dir/lib: start the program through it with
+                               * dir/lib as its library path (brought libraries); NULL none */
+    bool loader_glibc;        /* the loader takes --inhibit-cache */
     char *const *args;
     int arg_count;
     const char *const *env; /* NAME=VALUE, names already validated */

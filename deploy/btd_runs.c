@@ -26,8 +26,10 @@ static const char list_one[] =
     "  else st=stopped; fi\n"
     "  if [ -f \"$1/trace.tracy\" ]; then sz=$(wc -c < \"$1/trace.tracy\"); else sz=-; fi\n"
     "  pr=$(cat \"$1/program.name\" 2>/dev/null)\n"
+    "  ph=$(cat \"$1/program.host\" 2>/dev/null)\n"
     "  at=$(date -r \"$1/supervisor.pid\" '+%Y-%m-%d %H:%M:%S' 2>/dev/null)\n"
-    "  printf 'run\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$1\" \"$st\" \"$sz\" \"$pr\" \"$at\"\n"
+    "  printf 'run\\t%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n' \"$1\" \"$st\" \"$sz\" \"$pr\" \"$at\" "
+    "\"$ph\"\n"
     "}\n";
 
 const char *btd_run_state_name(enum btd_run_state s)
@@ -82,6 +84,7 @@ void btd_runs_parse(const char *text, struct btd_runs *out)
             field(p, 3, sz, sizeof sz);
             field(p, 4, r->program, sizeof r->program);
             field(p, 5, r->started, sizeof r->started);
+            field(p, 6, r->program_host, sizeof r->program_host);
             r->state = strcmp(st, "running") == 0    ? BTD_RUN_RUNNING
                        : strcmp(st, "finished") == 0 ? BTD_RUN_FINISHED
                                                      : BTD_RUN_STOPPED;

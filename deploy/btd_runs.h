@@ -23,7 +23,8 @@ struct btd_run_info {
     bool has_trace;
     uint64_t trace_size;
     char program[128];
-    char started[32]; /* "YYYY-MM-DD HH:MM:SS" on the board's clock, "" unknown */
+    char program_host[1024]; /* the unstripped program on the host, "" none */
+    char started[32];        /* "YYYY-MM-DD HH:MM:SS" on the board's clock, "" unknown */
 };
 
 struct btd_runs {

@@ -50,11 +50,17 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         extra_names[i] = d->extras[i].name;
         extra_shas[i] = d->extras[i].sha;
     }
+    /* A program sent without its symbols: where fetch finds them later,
+     * should this host not see the run to its end. */
+    char host_path[4096];
+    bool stripped =
+        d->program.upload_size < d->program.size && realpath(d->program.path, host_path) != NULL;
     struct btd_supervisor sup = {
         .dir = d->board.dir,
         .token = s->token,
         .program = d->program.name,
         .program_sha = d->program.sha,
+        .program_host = stripped ? host_path : NULL,
         .loader = d->libs ? d->libs->libs[d->libs->loader].name : NULL,
         .loader_glibc = d->libs && d->libs->glibc,
         .capture_sha = capture_name ? d->capture.sha : NULL,

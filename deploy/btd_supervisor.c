@@ -146,8 +146,13 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
                    "printf '%%s\\n' ",
                    s->capture ? " cap.fifo" : "");
     btd_quote_append(cmd, s->program);
-    btd_buf_puts(cmd, " > program.name\n"
-                      "( trap '' PIPE; exec tee -a out.log ) < out.fifo &\n"
+    btd_buf_puts(cmd, " > program.name\n");
+    if (s->program_host) {
+        btd_buf_puts(cmd, "printf '%s\\n' ");
+        btd_quote_append(cmd, s->program_host);
+        btd_buf_puts(cmd, " > program.host\n");
+    }
+    btd_buf_puts(cmd, "( trap '' PIPE; exec tee -a out.log ) < out.fifo &\n"
                       "( trap '' PIPE; exec tee -a err.log >&2 ) < err.fifo &\n"
                       "(\n");
     btd_buf_printf(cmd, "P=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);

@@ -223,19 +223,22 @@ static void a_run_survives_its_ssh_connection_being_cut(void **state)
 }
 
 /* run --detach returns while the program runs; status lists the run;
- * fetch --stop ends it, pulls its trace and removes its folder. */
+ * fetch --stop ends it, pulls its trace and removes its folder, and gives
+ * what run would have: the frames of the program (sent without its
+ * symbols) named here, and the record. */
 static void a_detached_run_is_listed_stopped_and_fetched(void **state)
 {
     (void)state;
-    char out[600];
+    char out[600], record[640];
     snprintf(out, sizeof out, "%s/detached.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
     const char *argv[24];
-    const char *rest[] = {"--detach", "-f", "-o", out, demo, "--", "-f", "100000", NULL};
+    const char *rest[] = {"--detach", "-f", "-o", out, demo_callstacks, "--", "-f", "100000", NULL};
     run_argv(argv, rest, NULL);
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
     assert_status(&r, 0);
-    const char *in = strstr(r.out, "detached: boardtrace-demo runs on ");
+    const char *in = strstr(r.out, "detached: boardtrace-demo-callstacks runs on ");
     assert_non_null(in);
     in = strstr(in, " in ");
     assert_non_null(in);
@@ -265,8 +268,22 @@ static void a_detached_run_is_listed_stopped_and_fetched(void **state)
     assert_non_null(strstr(r.err, "asked the run in "));
     assert_non_null(strstr(r.out, "SHA-256 "));
     assert_non_null(strstr(r.err, "removed "));
+    assert_non_null(strstr(r.err, " named from the binaries ("));
     result_free(&r);
     assert_true(report_count(out, "inference") > 0);
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"record\": \"boardtrace fetch\""));
+    assert_non_null(strstr(json, "\"program_host\": \""));
+    assert_non_null(strstr(json, "\"pulled_sha256\": \""));
+    assert_null(strstr(json, "\"symbolized\": null"));
+    free(json);
+    const char *frames[] = {report, "frames", out, NULL};
+    assert_int_equal(run_command((char *const *)frames, work, 60, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, "\tworker\t"));
+    assert_null(strstr(r.out, "[build-id "));
+    result_free(&r);
 
     assert_int_equal(run_command((char *const *)status, work, 60, &r), 0);
     assert_status(&r, 0);
