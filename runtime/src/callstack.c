@@ -83,15 +83,20 @@ static int unwind_mode_fp(void)
 static _Thread_local uintptr_t stack_lo, stack_hi;
 static _Thread_local int stack_looked; /* once per thread, found or not */
 
-/* The mapping that holds this thread's stack, from /proc/self/maps (what
- * pthread_getattr_np reads for the main thread too, but with sscanf, which
- * would bring 45 KB of libc's float parsing into every static program). A
- * frame walk that stays inside it reads only mapped memory. */
-static void stack_bounds(void)
+/* The mapping that holds address, from /proc/self/maps (what
+ * pthread_getattr_np reads for the main thread's stack too, but with sscanf,
+ * which would bring 45 KB of libc's float parsing into every static
+ * program): 0 with its range in *lo..*hi and its file in path ("" when it
+ * has none, as the vDSO's "[vdso]"; path may be NULL), -1 when the maps could
+ * not be read or no mapping holds it. */
+static int mapping_of(uintptr_t address, uintptr_t *lo_out, uintptr_t *hi_out, char *path,
+                      size_t size)
 {
-    uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+    if (path)
+        path[0] = 0;
     FILE *f = fopen("/proc/self/maps", "r");
-    char line[512];
+    int found = -1;
+    char line[768];
     int at_start = 1; /* a long path's rest is not a line */
     while (f && fgets(line, sizeof line, f)) {
         int starts = at_start;
@@ -101,14 +106,32 @@ static void stack_bounds(void)
         if (!starts || *end != '-')
             continue;
         uintptr_t hi = (uintptr_t)strtoull(end + 1, NULL, 16);
-        if (lo <= sp && sp < hi) {
-            stack_lo = lo;
-            stack_hi = hi;
-            break;
+        if (address < lo || address >= hi)
+            continue;
+        char *file = strchr(line, '/');
+        if (path && file && at_start) {
+            file[strcspn(file, "\n")] = 0;
+            snprintf(path, size, "%s", file);
         }
+        *lo_out = lo;
+        *hi_out = hi;
+        found = 0;
+        break;
     }
     if (f)
         fclose(f);
+    return found;
+}
+
+/* The mapping that holds this thread's stack: a frame walk that stays
+ * inside it reads only mapped memory. */
+static void stack_bounds(void)
+{
+    uintptr_t lo, hi;
+    if (mapping_of((uintptr_t)__builtin_frame_address(0), &lo, &hi, NULL, 0) == 0) {
+        stack_lo = lo;
+        stack_hi = hi;
+    }
 }
 
 /* Frames the runtime itself may add above the program's (capture, emit, the
@@ -376,39 +399,6 @@ static struct module *module_get(const char *path, uintptr_t bias)
     return free_slot;
 }
 
-/* The file mapped at address, from /proc/self/maps: 0 when the mapping was
- * found (path "" when it has no file, as the vDSO's "[vdso]"), -1 when the
- * maps could not be read. */
-static int mapped_file(uintptr_t address, char *path, size_t size)
-{
-    path[0] = 0;
-    FILE *f = fopen("/proc/self/maps", "r");
-    int found = -1;
-    char line[768];
-    int at_start = 1; /* a long path's rest is not a line */
-    while (f && fgets(line, sizeof line, f)) {
-        int starts = at_start;
-        at_start = strchr(line, '\n') != NULL;
-        char *end;
-        uintptr_t lo = (uintptr_t)strtoull(line, &end, 16);
-        if (!starts || *end != '-')
-            continue;
-        uintptr_t hi = (uintptr_t)strtoull(end + 1, NULL, 16);
-        if (address < lo || address >= hi)
-            continue;
-        char *file = strchr(line, '/');
-        if (file && at_start) {
-            file[strcspn(file, "\n")] = 0;
-            snprintf(path, size, "%s", file);
-        }
-        found = 0;
-        break;
-    }
-    if (f)
-        fclose(f);
-    return found;
-}
-
 /* The main program's file, found once by where it is mapped: not
  * /proc/self/exe, which names the loader when the loader was run as a
  * program (`ld.so --library-path ... PROGRAM`, how boardtrace runs a program
@@ -428,7 +418,8 @@ static int module_path(const char *name, uintptr_t bias, uintptr_t inside, char 
     if (!main_looked || main_bias != bias) {
         main_looked = 1;
         main_bias = bias;
-        if (mapped_file(inside, main_path, sizeof(main_path)) != 0) {
+        uintptr_t lo, hi;
+        if (mapping_of(inside, &lo, &hi, main_path, sizeof(main_path)) != 0) {
             ssize_t n = readlink("/proc/self/exe", main_path, sizeof(main_path) - 1);
             main_path[n > 0 ? n : 0] = 0;
         }
