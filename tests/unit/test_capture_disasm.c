@@ -1,4 +1,4 @@
-/* The capture's instruction decoder (tools/capture/btc_disasm.c). Oracle:
+/* The capture's instruction decoder (tools/capture/model/btc_disasm.c). Oracle:
  * the full recording, where upstream's server disassembled the code of 672
  * x86-64 symbols with its disassembler and asked for a frame at every
  * instruction and direct branch target: every address our decoder finds in
