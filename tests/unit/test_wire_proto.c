@@ -247,6 +247,70 @@ static void the_welcome_loses_and_regains_its_delay(void **state)
     assert_memory_equal(canon, old, 1170);
 }
 
+/* A frame's worth both ways: strings change their length form, a section
+ * an older protocol lacks goes with the string it would have consumed. */
+static void runs_of_events_convert_and_drop_whole(void **state)
+{
+    (void)state;
+    uint8_t canon[1024], old[4096], back[2048];
+    size_t n = 0;
+    canon[n++] = BT_EV_SINGLE_STRING_DATA8; /* "hi", then a message taking it */
+    canon[n++] = 2;
+    canon[n++] = 'h';
+    canon[n++] = 'i';
+    canon[n++] = BT_EV_MESSAGE;
+    bt_wire_put_u64(canon + n, 10);
+    n += 8;
+    canon[n++] = 0x20;
+    canon[n++] = BT_EV_SINGLE_STRING_DATA8; /* "sec", then a section taking it */
+    canon[n++] = 3;
+    memcpy(canon + n, "sec", 3);
+    n += 3;
+    size_t section_at = n - 5;
+    canon[n++] = BT_EV_SECTION_ENTER;
+    memset(canon + n, 0, 14);
+    n += 14;
+    size_t section_end = n;
+    canon[n++] = BT_EV_SINGLE_STRING_DATA; /* 300 bytes: the biased u16 form */
+    bt_wire_put_u16(canon + n, 300 - 256);
+    n += 2;
+    memset(canon + n, 'x', 300);
+    n += 300;
+    canon[n++] = BT_EV_ZONE_TEXT;
+    canon[n++] = BT_EV_ZONE_END16;
+    bt_wire_put_u16(canon + n, 7);
+    n += 2;
+    canon[n++] = BT_EV_STRING_DATA; /* keyed: renumbered, else as is */
+    bt_wire_put_u64(canon + n, 0x1234);
+    n += 8;
+    bt_wire_put_u16(canon + n, 1);
+    n += 2;
+    canon[n++] = 'k';
+
+    const struct bt_proto *p = bt_proto_get(76);
+    uint32_t dropped[BT_EV_COUNT] = {0};
+    size_t on = bt_proto_down_events(p, canon, n, old, sizeof old, dropped);
+    assert_int_not_equal(on, (size_t)-1);
+    assert_int_equal(dropped[BT_EV_SECTION_ENTER], 1);
+    assert_int_equal(old[0], 99); /* SingleStringData in 76, plain length */
+    assert_int_equal(bt_wire_get_u16(old + 1), 2);
+    struct bt_proto_fault fault;
+    size_t bn = bt_proto_up_events(p, old, on, back, sizeof back, &fault);
+    assert_int_not_equal(bn, (size_t)-1);
+    /* Back: the same events, minus the section and its string. */
+    assert_int_equal(bn, n - (section_end - section_at));
+    assert_memory_equal(back, canon, section_at);
+    assert_memory_equal(back + section_at, canon + section_end, n - section_end);
+
+    /* A 0.14 event in a 72 stream is refused, where it is. */
+    uint8_t bad[] = {BT_EV_ZONE_TEXT, 120};
+    assert_int_equal(
+        bt_proto_up_events(bt_proto_get(72), bad, sizeof bad, back, sizeof back, &fault),
+        (size_t)-1);
+    assert_int_equal(fault.offset, 1);
+    assert_int_equal(fault.type, 120);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -260,6 +324,7 @@ int main(void)
         cmocka_unit_test(what_an_old_protocol_cannot_carry_is_refused_down),
         cmocka_unit_test(tt_gpu_contexts_are_sixteen_bits),
         cmocka_unit_test(the_welcome_loses_and_regains_its_delay),
+        cmocka_unit_test(runs_of_events_convert_and_drop_whole),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

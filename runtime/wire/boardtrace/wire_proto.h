@@ -110,4 +110,35 @@ static inline uint8_t bt_proto_query_down(const struct bt_proto *p, uint8_t cano
     return canon < BT_QUERY_COUNT ? p->query_from_canon[canon] : BT_PROTO_NONE;
 }
 
+/* ---- whole runs of events (a frame's worth; wire_proto_stream.c) ---- */
+
+/* The size of the event at buf in p's form (staged and keyed strings with
+ * their variable part), or 0 when it is not one of p's events or is cut
+ * off before left bytes end. */
+size_t bt_proto_event_size(const struct bt_proto *p, const uint8_t *buf, size_t left);
+
+/* Where bt_proto_up_events stopped, for the caller's error message. */
+struct bt_proto_fault {
+    size_t offset; /* in the input */
+    uint8_t type;  /* the wire type found there */
+    const char *what;
+};
+
+/* Converts whole events in p's form to the canonical form: the fixed parts
+ * with bt_proto_up, staged strings from plain u16 lengths to 0.14's two
+ * forms, keyed strings renumbered. out needs room for n + n / 2 bytes
+ * (cap). Returns the canonical size, or (size_t)-1 with *fault set. */
+size_t bt_proto_up_events(const struct bt_proto *p, const uint8_t *in, size_t n, uint8_t *out,
+                          size_t cap, struct bt_proto_fault *fault);
+
+/* Converts whole canonical events to p's form: the fixed parts with
+ * bt_proto_down, staged strings to plain u16 lengths. An event p cannot
+ * carry is dropped together with the staged strings right before it that
+ * it would have consumed, and counted in dropped[its canonical type] (may
+ * be NULL). out needs room for 3 * n bytes (compact forms grow to wide
+ * ones) (cap). Returns the size written, or (size_t)-1 for input that is
+ * not whole canonical events or too little room. */
+size_t bt_proto_down_events(const struct bt_proto *p, const uint8_t *in, size_t n, uint8_t *out,
+                            size_t cap, uint32_t *dropped);
+
 #endif
