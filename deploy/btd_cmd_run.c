@@ -161,6 +161,7 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "duration", sum.duration[0] ? sum.duration : NULL);
     btd_json_string(&j, "capture_time", sum.capture_time[0] ? sum.capture_time : NULL);
     btd_json_string(&j, "end", sum.end[0] ? sum.end : NULL);
+    btd_json_string(&j, "tracy_protocol", sum.protocol[0] ? sum.protocol : NULL);
     btd_json_end_object(&j);
     btd_json_begin_array(&j, "output");
     for (const char *p = btd_buf_str(&s->capture_log); *p;) {
@@ -232,6 +233,8 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     if (sum.end[0] || sum.capture_time[0])
         printf("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
                sum.capture_time[0] ? " in " : "", sum.capture_time);
+    if (sum.protocol[0])
+        printf("  Tracy     protocol %s, as the program spoke it\n", sum.protocol);
     printf("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size, r->trace_size,
            r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
                             : "SHA-256 verified");

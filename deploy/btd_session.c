@@ -163,6 +163,9 @@ void btd_capture_summarize(const char *log, struct btd_capture_summary *sum)
             snprintf(sum->duration, sizeof sum->duration, "%.2f s", secs);
         if (took && sscanf(took + 13, "%lf s,", &secs) == 1)
             snprintf(sum->capture_time, sizeof sum->capture_time, "%.2f s", secs);
+        const char *proto = strstr(line, ", client Tracy protocol ");
+        if (proto)
+            snprintf(sum->protocol, sizeof sum->protocol, "%s", proto + 24);
         const char *comma = strchr(colon, ',');
         if (comma)
             snprintf(sum->end, sizeof sum->end, "%.*s", (int)(comma - colon - 2), colon + 2);

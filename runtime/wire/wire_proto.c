@@ -34,13 +34,13 @@ static const struct proto_def defs[] = {
     {82, "82", "0.14.0", F_82, 10},
     {76, "76", "0.13.0, 0.13.1", F_76, 9},
     {74, "74", "0.12.0 ... 0.12.2", F_74 | WITH_DELAY, 8},
-    {72, "72", "0.11.2 (commit 5479a42, as IREE pins it)", F_72 | WITH_DELAY, 7},
+    {72, "72", "0.11.2 at commit 5479a42, as IREE pins it", F_72 | WITH_DELAY, 7},
     {69, "69", "0.11.1", F_69 | WITH_DELAY, 5},
     {66, "66", "0.11.0", F_66 | WITH_DELAY, 5},
     {64, "64", "0.10.0", WITH_DELAY, 5},
     /* tenstorrent's fork: upstream 66 plus u16 GPU contexts; GpuContextType
      * 6 is its tt_device. */
-    {66, "66-tt", "tenstorrent 0.10 fork (tt-metal)", F_66 | WITH_DELAY | BT_PROTO_GPU_CONTEXT_U16,
+    {66, "66-tt", "tenstorrent's 0.10 fork, as tt-metal pins it", F_66 | WITH_DELAY | BT_PROTO_GPU_CONTEXT_U16,
      6},
 };
 #define PROTO_COUNT (sizeof defs / sizeof defs[0])

@@ -27,13 +27,16 @@ int main(int argc, char **argv)
             o.unsolicited_mib = atol(argv[++i]);
         else if (!strcmp(argv[i], "--handshake-status") && i + 1 < argc)
             o.handshake_status = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--protocol") && i + 1 < argc)
+            o.protocol = argv[++i];
         else if (argv[i][0] != '-' && !o.data_dir)
             o.data_dir = argv[i];
         else {
             fprintf(stderr,
                     "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame] "
                     "[--cut-frame]] "
-                    "[--slow-terminate] [--unsolicited-mib N] [--handshake-status S]\n",
+                    "[--slow-terminate] [--unsolicited-mib N] [--handshake-status S] "
+                    "[--protocol N]\n",
                     argv[0]);
             return 2;
         }

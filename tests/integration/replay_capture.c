@@ -18,7 +18,8 @@ static void *serve(void *arg)
     return NULL;
 }
 
-int replay_capture_run(struct replay_capture *rc, const char *data_dir, const char *name)
+int replay_capture_run(struct replay_capture *rc, const char *data_dir, const char *name,
+                       const char *protocol)
 {
     memset(rc, 0, sizeof *rc);
     rc->capture_rc = rc->serve_rc = rc->write_rc = -1;
@@ -29,7 +30,7 @@ int replay_capture_run(struct replay_capture *rc, const char *data_dir, const ch
     }
     char err[512];
     unsigned port;
-    struct bt_replay_opts ro = {.data_dir = data_dir};
+    struct bt_replay_opts ro = {.data_dir = data_dir, .protocol = protocol};
     if (bt_replay_open(&rc->replay, &ro, &port, err, sizeof err) < 0) {
         fprintf(stderr, "replay: %s\n", err);
         return -1;

@@ -16,10 +16,12 @@ struct replay_capture {
     char path14[4200], path11[4200]; /* the files, 0.14.0 and 0.11.1 layouts */
 };
 
-/* Runs it; name goes into the file names. Returns 0 when the recording was
+/* Runs it, the client speaking protocol (NULL: 82; see bt_replay_opts);
+ * name goes into the file names. Returns 0 when the recording was
  * loaded and a folder made (the outcome is in the fields, each failure also
  * said on stderr), -1 otherwise. */
-int replay_capture_run(struct replay_capture *rc, const char *data_dir, const char *name);
+int replay_capture_run(struct replay_capture *rc, const char *data_dir, const char *name,
+                       const char *protocol);
 /* Frees it and removes its files (kept with BT_KEEP_TEST_FILES set). */
 void replay_capture_free(struct replay_capture *rc);
 

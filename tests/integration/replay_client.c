@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "boardtrace/wire.h"
+#include "boardtrace/wire_proto.h"
 
 #define BATCH_TARGET (32u * 1024u)
 
@@ -31,6 +32,7 @@ struct group {
 };
 
 struct bt_replay {
+    const struct bt_proto *proto; /* the protocol spoken */
     uint8_t welcome[1 + BT_WELCOME_SIZE];
     uint8_t *stream;
     size_t stream_len;
@@ -170,7 +172,7 @@ static int precompress(struct bt_replay *r)
     size_t cap = 0;
     for (size_t i = 0; i < r->ngroups; i++)
         if (r->groups[i].answer < 0 && r->groups[i].events > 1)
-            cap += 4 + (size_t)LZ4_compressBound((int)r->groups[i].len);
+            cap += 4 + (size_t)LZ4_compressBound(3 * (int)r->groups[i].len);
     if (cap == 0)
         return 0;
     r->frames = malloc(cap);
@@ -180,9 +182,23 @@ static int precompress(struct bt_replay *r)
         struct group *g = &r->groups[i];
         if (g->answer >= 0 || g->events <= 1)
             continue;
-        int c = LZ4_compress_default((const char *)r->stream + g->off,
-                                     (char *)r->frames + r->frames_len + 4, (int)g->len,
-                                     (int)(cap - r->frames_len - 4));
+        const uint8_t *data = r->stream + g->off;
+        size_t len = g->len;
+        uint8_t *conv = NULL;
+        if (r->proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION)) {
+            conv = malloc(3 * len + BT_PROTO_EVENT_MAX);
+            len = conv ? bt_proto_down_events(r->proto, data, len, conv,
+                                              3 * len + BT_PROTO_EVENT_MAX, NULL)
+                       : (size_t)-1;
+            if (len == (size_t)-1 || len > BT_WIRE_FRAME_SIZE) {
+                free(conv);
+                return -1;
+            }
+            data = conv;
+        }
+        int c = LZ4_compress_default((const char *)data, (char *)r->frames + r->frames_len + 4,
+                                     (int)len, (int)(cap - r->frames_len - 4));
+        free(conv);
         if (c <= 0)
             return -1;
         bt_wire_put_u32(r->frames + r->frames_len, (uint32_t)c);
@@ -366,6 +382,12 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
     if (!r)
         return -1;
     r->opts = *o;
+    r->proto = bt_proto_by_name(o->protocol ? o->protocol : "82");
+    if (!r->proto) {
+        snprintf(err, errlen, "no protocol named %s", o->protocol);
+        free(r);
+        return -1;
+    }
     r->listen_fd = r->fd = -1;
     size_t c2s_len, s2c_len;
     uint8_t *c2s = slurp(o->data_dir, "client-to-server.bin", &c2s_len, err, errlen);
@@ -506,22 +528,47 @@ static int recv_all(int fd, void *p, size_t n)
     return 0;
 }
 
-/* Independent LZ4 blocks: valid input for the server's continue-decoder. */
+/* Independent LZ4 blocks: valid input for the server's continue-decoder.
+ * Another protocol's events are cut into frames at event boundaries. */
 static int send_frame(struct bt_replay *r, const uint8_t *data, size_t n)
 {
     static uint8_t out[4 + BT_WIRE_LZ4_BOUND];
+    uint8_t *conv = NULL;
+    if (r->proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION)) {
+        size_t cap = 3 * n + BT_PROTO_EVENT_MAX;
+        conv = malloc(cap);
+        if (!conv)
+            return -1;
+        size_t k = bt_proto_down_events(r->proto, data, n, conv, cap, NULL);
+        if (k != (size_t)-1) { /* else: deliberately broken input, sent as it is */
+            data = conv;
+            n = k;
+        }
+    }
     while (n) {
         size_t k = n > BT_WIRE_FRAME_SIZE ? BT_WIRE_FRAME_SIZE : n;
+        if (conv && k < n) {
+            size_t cut = 0;
+            for (size_t e; cut < k && (e = bt_proto_event_size(r->proto, data + cut, n - cut)) &&
+                           cut + e <= k;)
+                cut += e;
+            k = cut ? cut : k;
+        }
         int c = LZ4_compress_default((const char *)data, (char *)out + 4, (int)k,
                                      (int)BT_WIRE_LZ4_BOUND);
-        if (c <= 0)
+        if (c <= 0) {
+            free(conv);
             return -1;
+        }
         bt_wire_put_u32(out, (uint32_t)c);
-        if (send_all(r->fd, out, 4 + (size_t)c) < 0)
+        if (send_all(r->fd, out, 4 + (size_t)c) < 0) {
+            free(conv);
             return -1;
+        }
         data += k;
         n -= k;
     }
+    free(conv);
     return 0;
 }
 
@@ -627,34 +674,54 @@ static int linger(struct bt_replay *r, char *err, size_t errlen)
 
 int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
 {
-    struct pollfd lp = {.fd = r->listen_fd, .events = POLLIN};
-    if (poll(&lp, 1, 60000) != 1) {
-        snprintf(err, errlen, "no capture connected within 60 s");
-        return -1;
-    }
-    r->fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-    if (r->fd < 0) {
-        snprintf(err, errlen, "accept: %s", strerror(errno));
-        return -1;
-    }
-    /* As the runtime's client: answers and the data behind them go out at
-     * once, not held back by Nagle until the capture's delayed ACK. */
-    int one = 1;
-    setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    double t0 = seconds_now();
-    uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
-    if (recv_all(r->fd, hello, sizeof hello) < 0 ||
-        memcmp(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE) != 0 ||
-        bt_wire_get_u32(hello + BT_WIRE_SHIBBOLETH_SIZE) != BT_WIRE_PROTOCOL_VERSION) {
-        snprintf(err, errlen, "the capture did not send \"TracyPrf\" and protocol 82");
-        return -1;
-    }
-    if (r->opts.handshake_status) {
-        uint8_t st = (uint8_t)r->opts.handshake_status;
+    /* A capture offering another protocol is refused as upstream's client
+     * refuses it, and comes again with the next; the one that offers all
+     * of boardtrace's protocols comes at most that many times. */
+    double t0 = 0;
+    for (unsigned refused = 0;; refused++) {
+        struct pollfd lp = {.fd = r->listen_fd, .events = POLLIN};
+        if (poll(&lp, 1, 60000) != 1) {
+            snprintf(err, errlen, "no capture connected within 60 s");
+            return -1;
+        }
+        r->fd = accept4(r->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (r->fd < 0) {
+            snprintf(err, errlen, "accept: %s", strerror(errno));
+            return -1;
+        }
+        /* As the runtime's client: answers and the data behind them go out
+         * at once, not held back by Nagle until the capture's delayed ACK. */
+        int one = 1;
+        setsockopt(r->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        t0 = seconds_now();
+        uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
+        if (recv_all(r->fd, hello, sizeof hello) < 0 ||
+            memcmp(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE) != 0) {
+            snprintf(err, errlen, "the capture did not send \"TracyPrf\"");
+            return -1;
+        }
+        uint32_t offered = bt_wire_get_u32(hello + BT_WIRE_SHIBBOLETH_SIZE);
+        int mismatch = offered != r->proto->number ||
+                       r->opts.handshake_status == BT_HANDSHAKE_PROTOCOL_MISMATCH;
+        if (!mismatch && r->opts.handshake_status) {
+            uint8_t st = (uint8_t)r->opts.handshake_status;
+            send_all(r->fd, &st, 1);
+            return 0;
+        }
+        if (!mismatch)
+            break;
+        uint8_t st = BT_HANDSHAKE_PROTOCOL_MISMATCH;
         send_all(r->fd, &st, 1);
-        return 0;
+        close(r->fd);
+        r->fd = -1;
+        if (refused + 1 >= BT_PROTO_UPSTREAM_COUNT)
+            return r->opts.handshake_status ? 0 : -1;
     }
-    if (send_all(r->fd, r->welcome, sizeof r->welcome) < 0) {
+    uint8_t welcome[1 + BT_WELCOME_SIZE + 8];
+    welcome[0] = r->welcome[0];
+    uint64_t delay = 0;
+    bt_proto_welcome_down(r->proto, r->welcome + 1, delay, welcome + 1);
+    if (send_all(r->fd, welcome, 1 + r->proto->welcome_size) < 0) {
         snprintf(err, errlen, "cannot send the welcome message");
         return -1;
     }
@@ -684,7 +751,7 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
             qlen += (size_t)k;
             size_t pos = 0;
             for (; qlen - pos >= BT_QUERY_SIZE; pos += BT_QUERY_SIZE) {
-                int type = qbuf[pos];
+                int type = bt_proto_query_up(r->proto, qbuf[pos]);
                 uint64_t key = bt_wire_get_u64(qbuf + pos + 1);
                 if (type >= BT_QUERY_COUNT) {
                     snprintf(err, errlen, "query type %d is not a valid query", type);

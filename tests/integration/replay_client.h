@@ -23,6 +23,11 @@ struct bt_replay_opts {
      * obeyed only after this many ms of sending more, as a slow client still
      * busy sending would; a reset meanwhile fails the serve. */
     int slow_terminate_ms;
+    /* The client's protocol ("72", "66-tt"; NULL: 82): it refuses a capture
+     * offering another one (status 2, close, wait for the next connection,
+     * as upstream's client does) and sends every event in that protocol's
+     * form, converted from the recording's 0.14.0 form. */
+    const char *protocol;
 };
 
 /* Loads the recording and starts listening; *port receives the port. */

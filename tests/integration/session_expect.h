@@ -33,5 +33,8 @@ const struct btc_read_plot *session_plot(const struct session_counts *c, const c
 /* Runs the README's expectations as a cmocka test group over the file at
  * path; returns the number of failed tests. */
 int session_expect_run(const char *group_name, const char *path);
+/* Set when the client spoke a protocol before 82, whose messages carry no
+ * source: the client's own messages then count as the user's. */
+extern int session_expect_no_message_sources;
 
 #endif

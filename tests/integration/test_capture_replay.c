@@ -1,7 +1,8 @@
 /* The recorded upstream session, replayed over a real socket by a fake
  * client that answers the capture's queries from the recording: the capture
  * completes, asks exactly what upstream's capture asked, and the .tracy files
- * it writes (0.14.0 and 0.11.1 layouts) hold the README's counts. */
+ * it writes (0.14.0 and 0.11.1 layouts) hold the README's counts. Given a
+ * protocol, the client speaks it (64 ... 76, 66-tt), and the same holds. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,6 +24,7 @@
 #include "session_expect.h"
 
 static struct replay_capture run;
+static const char *protocol; /* the client's, NULL: 82 */
 
 /* Thread body: serves the replay client given as arg. */
 static void *serve(void *arg)
@@ -39,6 +41,7 @@ static void capture_completes_after_terminate(void **state)
     assert_int_equal(run.capture_rc, BTC_OK);
     assert_int_equal(run.cap.end, BTC_END_COMPLETE);
     assert_int_equal(run.serve_rc, 0);
+    assert_string_equal(run.cap.proto->name, protocol ? protocol : "82");
 }
 
 static void capture_asks_what_upstream_asked(void **state)
@@ -107,11 +110,16 @@ static void memory_limit_stops_the_capture_cleanly(void **state)
 int main(int argc, char **argv)
 {
     if (argc < 2) {
-        fprintf(stderr, "usage: %s DATA_DIR\n", argv[0]);
+        fprintf(stderr, "usage: %s DATA_DIR [PROTOCOL]\n", argv[0]);
         return 2;
     }
     data_dir = argv[1];
-    if (replay_capture_run(&run, argv[1], "replay") < 0)
+    /* With a protocol: the same session from a client of that protocol
+     * (converted event by event from the recording), found by the capture
+     * offering its protocols in turn; the counts are the same. */
+    protocol = argc > 2 ? argv[2] : NULL;
+    session_expect_no_message_sources = protocol != NULL;
+    if (replay_capture_run(&run, argv[1], "replay", protocol) < 0)
         return 1;
     const struct CMUnitTest capture_tests[] = {
         cmocka_unit_test(capture_completes_after_terminate),

@@ -337,7 +337,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "%s: %s\n", upath, err);
         return 1;
     }
-    if (replay_capture_run(&run, argv[1], "replay-full") < 0)
+    if (replay_capture_run(&run, argv[1], "replay-full", NULL) < 0)
         return 1;
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(capture_completes),

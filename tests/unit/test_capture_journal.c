@@ -27,7 +27,8 @@ static long write_journal(const char *path, int nframes)
     struct btc_journal j;
     char err[256];
     unlink(path);
-    assert_int_equal(btc_journal_open(&j, path, rec + 1, BT_WELCOME_SIZE, err, sizeof err), 0);
+    assert_int_equal(btc_journal_open(&j, path, NULL, rec + 1, BT_WELCOME_SIZE, err, sizeof err),
+                     0);
     size_t off = 1 + BT_WELCOME_SIZE;
     for (int f = 0; f < nframes; f++) {
         uint32_t n = bt_wire_get_u32(rec + off);
@@ -90,7 +91,7 @@ static void a_journal_already_there_is_never_overwritten(void **state)
     long size = write_journal(path, 2);
     struct btc_journal j;
     char err[512];
-    assert_int_equal(btc_journal_open(&j, path, rec + 1, BT_WELCOME_SIZE, err, sizeof err),
+    assert_int_equal(btc_journal_open(&j, path, NULL, rec + 1, BT_WELCOME_SIZE, err, sizeof err),
                      BTC_ERR_IO);
     assert_non_null(strstr(err, "File exists"));
     FILE *fp = fopen(path, "rb");

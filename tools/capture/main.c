@@ -54,8 +54,8 @@ static void usage(FILE *to)
             "\n"
             "Usage: boardtrace-capture -o output.tracy [-a address] [-p port] [-f] [-s seconds]\n"
             "                          [-m percent] [--connect-timeout seconds]\n"
-            "                          [--file-version 0.14.0|0.11.1] [--spool-dir dir]\n"
-            "                          [--no-journal]\n"
+            "                          [--file-version 0.14.0|0.11.1] [--protocol N]\n"
+            "                          [--spool-dir dir] [--no-journal]\n"
             "       boardtrace-capture --recover output.tracy.journal -o output.tracy [-f]\n"
             "\n"
             "  -o FILE        trace file to write (required)\n"
@@ -70,6 +70,10 @@ static void usage(FILE *to)
             "                 SECONDS (default: keep trying until interrupted)\n"
             "  --file-version V\n"
             "                 0.14.0 (default) or 0.11.1 for older Tracy GUIs\n"
+            "  --protocol N   offer only Tracy protocol N (default: 82, 76, 74, 72, 69, 66\n"
+            "                 and 64 in turn, newest first, until the client accepts one);\n"
+            "                 66-tt is tenstorrent's 0.10 fork (tt-metal), which cannot be\n"
+            "                 told from upstream 0.11.0 on the wire\n"
             "  --spool-dir DIR\n"
             "                 where the temporary spool files go (default: the output's\n"
             "                 folder, so a board's RAM-backed /tmp is not used; the current\n"
@@ -312,6 +316,7 @@ int main(int argc, char **argv)
     double port = BT_WIRE_DEFAULT_PORT, seconds = 0, mem_pct = 0, connect_timeout = 0;
     int overwrite = 0;
     uint32_t version = BTC_FILE_VERSION_0_14_0;
+    const struct bt_proto *protocol = NULL;
 
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -330,10 +335,10 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--no-journal")) {
             use_journal = 0;
             takes = 0;
-        } else if (!val &&
-                   (!strcmp(a, "-o") || !strcmp(a, "-a") || !strcmp(a, "-p") || !strcmp(a, "-s") ||
-                    !strcmp(a, "-m") || !strcmp(a, "--connect-timeout") ||
-                    !strcmp(a, "--file-version") || !strcmp(a, "--spool-dir"))) {
+        } else if (!val && (!strcmp(a, "-o") || !strcmp(a, "-a") || !strcmp(a, "-p") ||
+                            !strcmp(a, "-s") || !strcmp(a, "-m") ||
+                            !strcmp(a, "--connect-timeout") || !strcmp(a, "--file-version") ||
+                            !strcmp(a, "--spool-dir") || !strcmp(a, "--protocol"))) {
             fprintf(stderr, "boardtrace-capture: option %s needs a value\n", a);
             return EXIT_USAGE_OR_MISMATCH;
         } else if (!strcmp(a, "-o")) {
@@ -368,6 +373,13 @@ int main(int argc, char **argv)
             if (parse_number(val, 0, 1e9, &connect_timeout) < 0) {
                 fprintf(stderr,
                         "boardtrace-capture: --connect-timeout %s: expected seconds (>= 0)\n", val);
+                return EXIT_USAGE_OR_MISMATCH;
+            }
+        } else if (!strcmp(a, "--protocol")) {
+            protocol = bt_proto_by_name(val);
+            if (!protocol) {
+                fprintf(stderr, "boardtrace-capture: --protocol %s: expected one of %s\n", val,
+                        bt_proto_supported());
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "--file-version")) {
@@ -472,6 +484,7 @@ int main(int argc, char **argv)
         .stop = &stop_flag,
         .progress = on_progress,
         .progress_ctx = &prog,
+        .protocol = protocol,
     };
     if (prog.tty) {
         printf("Connecting to %s:%u...", address, (unsigned)port);
@@ -527,10 +540,11 @@ int main(int argc, char **argv)
     /* The span is the trace's own (what the GUI's timeline shows); the
      * capture's time includes waiting for the program and the drain. */
     printf("%s: %s, %llu events, %llu zones, %llu frames, span %.2f s, captured in %.2f s, "
-           "received %s, wrote %s, memory %s\n",
+           "received %s, wrote %s, memory %s, client Tracy protocol %s (%s)\n",
            output, end_text(cap.end), (unsigned long long)s->events, (unsigned long long)s->zones,
            (unsigned long long)default_frames(&cap.model),
-           (double)btc_tracy_last_time(&cap.model) / 1e9, s->elapsed_s, in, out, mem);
+           (double)btc_tracy_last_time(&cap.model) / 1e9, s->elapsed_s, in, out, mem,
+           cap.proto->name, cap.proto->releases);
     int code = cap.end == BTC_END_STREAM_ERROR ? EXIT_STREAM_ERROR : EXIT_OK;
     btc_capture_free(&cap);
     return code;

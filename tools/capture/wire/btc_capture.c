@@ -237,12 +237,13 @@ static int handshake_failed(struct btc_capture *c, int rc, const char *where, si
     return rc == BTC_ERR_STOPPED ? BTC_ERR_STOPPED : BTC_ERR_HANDSHAKE;
 }
 
-static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
+static int handshake(struct btc_capture *c, const struct btc_capture_opts *o,
+                     const struct bt_proto *p)
 {
     double stop_at = o->stop_after_s > 0 ? now_s() + o->stop_after_s : 0;
     uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
     memcpy(hello, BT_WIRE_SHIBBOLETH, BT_WIRE_SHIBBOLETH_SIZE);
-    bt_wire_put_u32(hello + BT_WIRE_SHIBBOLETH_SIZE, BT_WIRE_PROTOCOL_VERSION);
+    bt_wire_put_u32(hello + BT_WIRE_SHIBBOLETH_SIZE, p->number);
     uint8_t status;
     size_t moved;
     int rc = io_exact(o, c->fd, hello, sizeof hello, 1, stop_at, &moved);
@@ -260,15 +261,21 @@ static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
                                                      : "unexpected status");
         return BTC_ERR_HANDSHAKE;
     }
-    uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
-    rc = io_exact(o, c->fd, wbuf, BT_WELCOME_SIZE, 0, stop_at, &moved);
+    /* The welcome in the client's form, kept (and journalled) in 0.14.0's. */
+    uint8_t raw[BT_WELCOME_SIZE + 8];
+    rc = io_exact(o, c->fd, raw, p->welcome_size, 0, stop_at, &moved);
     if (rc < 0)
-        return handshake_failed(c, rc, "inside the welcome message", moved, BT_WELCOME_SIZE);
+        return handshake_failed(c, rc, "inside the welcome message", moved, p->welcome_size);
+    uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
+    uint64_t delay;
+    bt_proto_welcome_up(p, raw, wbuf, &delay);
     if (btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &c->welcome) < 0) {
         snprintf(c->err, sizeof c->err,
                  "malformed welcome message: the timer multiplier is not a positive number");
         return BTC_ERR_PROTOCOL;
     }
+    c->welcome.delay = delay;
+    c->proto = p;
     if (c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) {
         uint8_t *od = wbuf + BT_WELCOME_SIZE;
         rc = io_exact(o, c->fd, od, BT_ON_DEMAND_SIZE, 0, stop_at, &moved);
@@ -281,14 +288,14 @@ static int handshake(struct btc_capture *c, const struct btc_capture_opts *o)
     if (o->journal) {
         size_t wl = BT_WELCOME_SIZE +
                     ((c->welcome.flags & BT_WELCOME_FLAG_ON_DEMAND) ? BT_ON_DEMAND_SIZE : 0);
-        rc = btc_journal_open(&c->journal, o->journal, wbuf, wl, c->err, sizeof c->err);
+        rc = btc_journal_open(&c->journal, o->journal, p, wbuf, wl, c->err, sizeof c->err);
         if (rc < 0)
             return rc;
     }
     return BTC_OK;
 }
 
-static int connect_and_greet(struct btc_capture *c, const struct btc_capture_opts *o)
+static int connect_client(struct btc_capture *c, const struct btc_capture_opts *o)
 {
     double start = now_s();
     double deadline = o->connect_timeout_s > 0 ? start + o->connect_timeout_s : 0;
@@ -313,7 +320,36 @@ static int connect_and_greet(struct btc_capture *c, const struct btc_capture_opt
     }
     int one = 1;
     setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return handshake(c, o);
+    return 0;
+}
+
+/* Connects and greets with one protocol after another, newest first: a
+ * client of another protocol answers "mismatch", closes, and waits for the
+ * next connection, as upstream's client does. */
+static int connect_and_handshake(struct btc_capture *c, const struct btc_capture_opts *o)
+{
+    size_t count = o->protocol ? 1 : BT_PROTO_UPSTREAM_COUNT;
+    for (size_t i = 0; i < count; i++) {
+        const struct bt_proto *p = o->protocol ? o->protocol : bt_proto_get(bt_proto_numbers[i]);
+        int rc = connect_client(c, o);
+        if (rc < 0)
+            return rc;
+        rc = handshake(c, o, p);
+        if (rc != BTC_ERR_HANDSHAKE || c->handshake != BT_HANDSHAKE_PROTOCOL_MISMATCH)
+            return rc;
+        close(c->fd);
+        c->fd = -1;
+    }
+    if (o->protocol)
+        snprintf(c->err, sizeof c->err,
+                 "the client does not speak Tracy protocol %s (%s); boardtrace speaks %s",
+                 o->protocol->name, o->protocol->releases, bt_proto_supported());
+    else
+        snprintf(c->err, sizeof c->err,
+                 "the client refused every Tracy protocol boardtrace speaks (%s): it was built "
+                 "with a Tracy outside 0.10 ... 0.14.0",
+                 bt_proto_supported());
+    return BTC_ERR_HANDSHAKE;
 }
 
 struct txbuf {
@@ -353,6 +389,9 @@ static int tx_queries(struct btc_capture *c, struct txbuf *tx)
             tx->cap = cap;
         }
         size_t n = btc_model_take_queries(&c->model, tx->p + tx->len, 64);
+        for (size_t i = 0; i < n; i++) /* 0.10 numbers three queries its own way */
+            tx->p[tx->len + i * BT_QUERY_SIZE] =
+                bt_proto_query_down(c->proto, tx->p[tx->len + i * BT_QUERY_SIZE]);
         tx->len += n * BT_QUERY_SIZE;
         c->stats.queries_sent += n;
         if (n < 64)
@@ -547,10 +586,12 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
     memset(c, 0, sizeof *c);
     c->fd = -1;
     c->journal.fd = -1;
-    int rc = connect_and_greet(c, o);
+    int rc = connect_and_handshake(c, o);
     if (rc < 0)
         return rc;
     rc = btc_decoder_init(&c->dec, &c->welcome);
+    if (rc == BTC_OK)
+        rc = btc_decoder_set_protocol(&c->dec, c->proto);
     if (rc < 0) {
         snprintf(c->err, sizeof c->err, "out of memory for the stream decoder");
         return rc;

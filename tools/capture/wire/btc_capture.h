@@ -34,6 +34,9 @@ struct btc_capture_opts {
     volatile sig_atomic_t *stop; /* set asynchronously (signal handler) */
     void (*progress)(void *ctx, const struct btc_capture_stats *s);
     void *progress_ctx;
+    /* The one protocol to offer (--protocol); NULL: offer 82, 76, ... 64 in
+     * turn, connecting again after each the client refuses. */
+    const struct bt_proto *protocol;
 };
 
 /* Why the capture ended (when btc_capture_run got as far as the data). */
@@ -52,6 +55,7 @@ struct btc_capture {
     int have_model;
     enum btc_capture_end end;
     struct btc_welcome welcome;
+    const struct bt_proto *proto; /* the protocol the client accepted */
     struct btc_decoder dec;
     struct btc_model model;
     struct btc_capture_stats stats;

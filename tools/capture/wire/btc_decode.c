@@ -77,6 +77,8 @@ void btc_decoder_free(struct btc_decoder *d)
     free(d->ring);
     free(d->single);
     free(d->second);
+    free(d->canon);
+    d->canon = NULL;
     d->lz4 = NULL;
     d->ring = NULL;
     d->single = d->second = NULL;
@@ -91,11 +93,50 @@ void btc_lz4_failure(uint64_t frame, uint64_t stream_off, size_t n, char *err, s
              (unsigned)BT_WIRE_FRAME_SIZE);
 }
 
+/* An older protocol's events grow by at most a third in 0.14.0's form
+ * (CpuTopology 13 -> 17 bytes); room for half again. */
+#define CANON_CAP (BT_WIRE_FRAME_SIZE + BT_WIRE_FRAME_SIZE / 2 + BT_PROTO_EVENT_MAX)
+
+int btc_decoder_set_protocol(struct btc_decoder *d, const struct bt_proto *p)
+{
+    free(d->canon);
+    d->canon = NULL;
+    d->proto = NULL;
+    if (!p || p == bt_proto_get(BT_WIRE_PROTOCOL_VERSION))
+        return BTC_OK;
+    d->canon = malloc(CANON_CAP);
+    if (!d->canon)
+        return BTC_ERR_NOMEM;
+    d->proto = p;
+    return BTC_OK;
+}
+
 int btc_decoder_inflated_frame(struct btc_decoder *d, const uint8_t *events, size_t size,
                                size_t wire_bytes, btc_event_fn fn, void *ctx, char *err,
                                size_t errlen)
 {
     d->compressed_bytes += wire_bytes;
+    if (d->proto) {
+        struct bt_proto_fault f;
+        size_t n = size > BT_WIRE_FRAME_SIZE
+                       ? (size_t)-1
+                       : bt_proto_up_events(d->proto, events, size, d->canon, CANON_CAP, &f);
+        if (n == (size_t)-1) {
+            if (size > BT_WIRE_FRAME_SIZE)
+                f = (struct bt_proto_fault){0, events[0], "frame larger than a frame may be"};
+            unsigned canon = d->proto->to_canon[f.type];
+            const char *name = canon != BT_PROTO_NONE ? bt_wire_event_name(canon) : NULL;
+            snprintf(err, errlen,
+                     "frame %llu, byte %zu of its events: event type %u (%s) %s: the client "
+                     "said it speaks Tracy protocol %s (%s)",
+                     (unsigned long long)d->frames, f.offset, f.type, name ? name : "no such type",
+                     f.what, d->proto->name, d->proto->releases);
+            d->frames++;
+            return BTC_ERR_PROTOCOL;
+        }
+        events = d->canon;
+        size = n;
+    }
     int rc = btc_decoder_events(d, events, size, fn, ctx, err, errlen);
     d->frames++;
     return rc;

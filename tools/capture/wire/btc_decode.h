@@ -1,7 +1,9 @@
-/* Stream decoder of the Tracy v0.14.0 wire protocol (client -> server): the
- * welcome message, the dictionary-chained LZ4 frames, and the event stream cut
- * into events with their times resolved and staged strings attached. It takes
- * buffers and hands each event to a callback; it knows nothing of sockets. */
+/* Stream decoder of the Tracy wire protocol (client -> server): the welcome
+ * message, the dictionary-chained LZ4 frames, and the event stream cut into
+ * events with their times resolved and staged strings attached. It works in
+ * 0.14.0's form (protocol 82); a client of an older protocol has each frame
+ * converted to that form first (btc_decoder_set_protocol). It takes buffers
+ * and hands each event to a callback; it knows nothing of sockets. */
 #ifndef BTC_DECODE_H
 #define BTC_DECODE_H
 
@@ -9,6 +11,7 @@
 #include <stdint.h>
 
 #include "boardtrace/wire.h"
+#include "boardtrace/wire_proto.h"
 #include "btc_util.h"
 
 struct btc_welcome {
@@ -28,6 +31,7 @@ struct btc_welcome {
     char host_info[BT_WELCOME_HOST_INFO_SIZE + 1];
     uint64_t on_demand_frames; /* OnDemandPayloadMessage, when flags has OnDemand */
     int64_t on_demand_time;
+    uint64_t delay; /* the client's queue delay in ticks (welcomes up to 0.12 carry it) */
 };
 
 /* Parses the 1170-byte welcome message. */
@@ -90,11 +94,18 @@ struct btc_decoder {
     /* Per type: time kind, time offset, compact form, consumes staged
      * strings; filled at init so the hot loop does one lookup. */
     uint8_t layout[BT_EV_COUNT][4];
-    struct btc_zone_fast zones; /* run NULL: none */
+    struct btc_zone_fast zones;   /* run NULL: none */
+    const struct bt_proto *proto; /* the client's protocol; NULL: 82 */
+    uint8_t *canon;               /* an older protocol's frame in 0.14.0's form */
 };
 
 int btc_decoder_init(struct btc_decoder *d, const struct btc_welcome *w);
 void btc_decoder_free(struct btc_decoder *d);
+
+/* The client speaks protocol p (82 when never called): each frame is
+ * converted to 0.14.0's form before it is decoded, and an event that is
+ * not one of p's is a protocol error naming p. */
+int btc_decoder_set_protocol(struct btc_decoder *d, const struct bt_proto *p);
 
 /* Decompresses one LZ4 block (continuing the dictionary) and decodes it. */
 int btc_decoder_frame(struct btc_decoder *d, const uint8_t *block, size_t n, btc_event_fn fn,

@@ -25,8 +25,8 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *welcome,
-                     size_t welcome_len, char *err, size_t errlen)
+int btc_journal_open(struct btc_journal *j, const char *path, const struct bt_proto *proto,
+                     const uint8_t *welcome, size_t welcome_len, char *err, size_t errlen)
 {
     j->failed = 0;
     /* Exclusive: a journal already there is another session's. */
@@ -35,7 +35,13 @@ int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *wel
         snprintf(err, errlen, "cannot create the journal %s: %s", path, strerror(errno));
         return BTC_ERR_IO;
     }
-    if (write_all(j->fd, BTC_JOURNAL_MAGIC, BTC_JOURNAL_MAGIC_SIZE) < 0 ||
+    int older = proto && proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION);
+    char name[BTC_JOURNAL_PROTO_SIZE] = {0};
+    if (older)
+        snprintf(name, sizeof name, "%s", proto->name);
+    if (write_all(j->fd, older ? BTC_JOURNAL_MAGIC_PROTO : BTC_JOURNAL_MAGIC,
+                  BTC_JOURNAL_MAGIC_SIZE) < 0 ||
+        (older && write_all(j->fd, name, sizeof name) < 0) ||
         write_all(j->fd, welcome, welcome_len) < 0) {
         snprintf(err, errlen, "cannot write the journal %s: %s", path, strerror(errno));
         close(j->fd);
@@ -79,9 +85,22 @@ int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decod
     uint8_t magic[BTC_JOURNAL_MAGIC_SIZE];
     uint8_t wbuf[BT_WELCOME_SIZE + BT_ON_DEMAND_SIZE];
     struct btc_welcome w;
-    if (!read_exact(f, magic, sizeof magic) ||
-        memcmp(magic, BTC_JOURNAL_MAGIC, BTC_JOURNAL_MAGIC_SIZE) != 0 ||
-        !read_exact(f, wbuf, BT_WELCOME_SIZE) || btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &w) < 0) {
+    const struct bt_proto *proto = NULL;
+    char name[BTC_JOURNAL_PROTO_SIZE + 1] = {0};
+    int ok = read_exact(f, magic, sizeof magic);
+    if (ok && memcmp(magic, BTC_JOURNAL_MAGIC_PROTO, BTC_JOURNAL_MAGIC_SIZE) == 0) {
+        ok = read_exact(f, name, BTC_JOURNAL_PROTO_SIZE) && (proto = bt_proto_by_name(name));
+        if (!ok && name[0]) {
+            snprintf(err, errlen, "%s: the journal's client spoke protocol \"%s\", not one of %s",
+                     path, name, bt_proto_supported());
+            fclose(f);
+            return BTC_ERR_FORMAT;
+        }
+    } else if (ok) {
+        ok = memcmp(magic, BTC_JOURNAL_MAGIC, BTC_JOURNAL_MAGIC_SIZE) == 0;
+    }
+    if (!ok || !read_exact(f, wbuf, BT_WELCOME_SIZE) ||
+        btc_welcome_parse(wbuf, BT_WELCOME_SIZE, &w) < 0) {
         snprintf(err, errlen,
                  "%s is not a boardtrace capture journal (expected \"%s\" and a "
                  "welcome message at its start)",
@@ -100,6 +119,8 @@ int btc_journal_replay(const char *path, const char *spool_dir, struct btc_decod
         w.on_demand_time = (int64_t)bt_wire_get_u64(od + 8);
     }
     int rc = btc_decoder_init(d, &w);
+    if (rc == BTC_OK)
+        rc = btc_decoder_set_protocol(d, proto);
     if (rc < 0) {
         snprintf(err, errlen, "out of memory for the stream decoder");
         fclose(f);

@@ -14,6 +14,11 @@
 
 #define BTC_JOURNAL_MAGIC      "BTJRNL01"
 #define BTC_JOURNAL_MAGIC_SIZE 8u
+/* A client of an older protocol: this magic, its protocol's name in 8
+ * bytes (NUL-padded, "72", "66-tt"), then the same as above; its frames
+ * are kept as received, in that protocol's form. */
+#define BTC_JOURNAL_MAGIC_PROTO "BTJRNL02"
+#define BTC_JOURNAL_PROTO_SIZE  8u
 
 struct btc_journal {
     int fd;
@@ -22,8 +27,8 @@ struct btc_journal {
 
 /* Creates (truncates) the journal and writes the magic and the welcome bytes
  * (BT_WELCOME_SIZE, plus BT_ON_DEMAND_SIZE for an on-demand client). */
-int btc_journal_open(struct btc_journal *j, const char *path, const uint8_t *welcome,
-                     size_t welcome_len, char *err, size_t errlen);
+int btc_journal_open(struct btc_journal *j, const char *path, const struct bt_proto *proto,
+                     const uint8_t *welcome, size_t welcome_len, char *err, size_t errlen);
 /* Appends whole frames (u32 size + block each), len bytes, as they came off
  * the socket. */
 void btc_journal_frames(struct btc_journal *j, const uint8_t *frames, size_t len);
