@@ -39,6 +39,10 @@ int replay_capture_run(struct replay_capture *rc, const char *data_dir, const ch
     pthread_create(&th, NULL, serve, rc);
     struct btc_capture_opts co = {
         .host = "127.0.0.1", .port = port, .connect_timeout_s = 20, .spool_dir = rc->dir};
+    /* The tenstorrent fork greets as upstream 66 does: only naming it
+     * (--protocol) tells them apart. */
+    if (protocol && strchr(protocol, '-'))
+        co.protocol = bt_proto_by_name(protocol);
     rc->capture_rc = btc_capture_run(&rc->cap, &co);
     pthread_join(th, NULL);
     if (rc->serve_rc < 0)
