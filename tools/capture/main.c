@@ -15,6 +15,7 @@
 #include <boardtrace/config.h>
 
 #include "btc_capture.h"
+#include "btc_file_versions.h"
 #include "btc_format.h"
 #include "btc_journal.h"
 #include "btc_tracy.h"
@@ -54,7 +55,7 @@ static void usage(FILE *to)
             "\n"
             "Usage: boardtrace-capture -o output.tracy [-a address] [-p port] [-f] [-s seconds]\n"
             "                          [-m percent] [--connect-timeout seconds]\n"
-            "                          [--file-version 0.14.0|0.11.1] [--protocol N]\n"
+            "                          [--file-version V] [--protocol N]\n"
             "                          [--spool-dir dir] [--no-journal]\n"
             "       boardtrace-capture --recover output.tracy.journal -o output.tracy [-f]\n"
             "\n"
@@ -69,7 +70,10 @@ static void usage(FILE *to)
             "                 give up when no program accepts the connection within\n"
             "                 SECONDS (default: keep trying until interrupted)\n"
             "  --file-version V\n"
-            "                 0.14.0 (default) or 0.11.1 for older Tracy GUIs\n"
+            "                 the .tracy version to write: 0.14.0, 0.13.x, 0.12.x, 0.11.2,\n"
+            "                 0.11.1, 0.11.0 or 0.10.0 (a GUI opens its own version and\n"
+            "                 older); default: the client's own release's (0.11.2 for a\n"
+            "                 protocol-72 client, 0.10.0 for 64 or the tt fork)\n"
             "  --protocol N   offer only Tracy protocol N (default: 82, 76, 74, 72, 69, 66\n"
             "                 and 64 in turn, newest first, until the client accepts one);\n"
             "                 66-tt is tenstorrent's 0.10 fork (tt-metal), which cannot be\n"
@@ -297,6 +301,9 @@ static int recover_journal(const char *journal, const char *output, const char *
         fprintf(stderr, "boardtrace-capture: %s\n", err);
     report_unsolicited(&model);
     int code = partial ? EXIT_STREAM_ERROR : EXIT_OK;
+    if (!version)
+        version =
+            btc_file_version_for_protocol(dec.proto ? dec.proto->number : BT_WIRE_PROTOCOL_VERSION);
     btc_decoder_free(&dec); /* as after a live capture: room for the writer */
     if (write_trace(&model, output, version, &bytes) < 0)
         code = EXIT_WRITE_FAILED;
@@ -315,7 +322,7 @@ int main(int argc, char **argv)
     int use_journal = 1;
     double port = BT_WIRE_DEFAULT_PORT, seconds = 0, mem_pct = 0, connect_timeout = 0;
     int overwrite = 0;
-    uint32_t version = BTC_FILE_VERSION_0_14_0;
+    uint32_t version = 0; /* 0: the client's own release's */
     const struct bt_proto *protocol = NULL;
 
     for (int i = 1; i < argc; i++) {
@@ -383,15 +390,13 @@ int main(int argc, char **argv)
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "--file-version")) {
-            if (!strcmp(val, "0.14.0") || !strcmp(val, "0.14")) {
-                version = BTC_FILE_VERSION_0_14_0;
-            } else if (!strcmp(val, "0.11.1") || !strcmp(val, "0.11")) {
-                version = BTC_FILE_VERSION_0_11_1;
-            } else {
-                fprintf(stderr,
-                        "boardtrace-capture: --file-version %s: expected 0.14.0 or 0.11.1\n", val);
+            const struct btc_file_release *rel = btc_file_release_named(val);
+            if (!rel) {
+                fprintf(stderr, "boardtrace-capture: --file-version %s: expected one of %s\n", val,
+                        btc_file_releases_text());
                 return EXIT_USAGE_OR_MISMATCH;
             }
+            version = rel->version;
         } else {
             fprintf(stderr, "boardtrace-capture: unknown argument '%s' (see --help)\n", a);
             return EXIT_USAGE_OR_MISMATCH;
@@ -520,6 +525,8 @@ int main(int argc, char **argv)
      * file writer's compressor (the decoder's counts stay readable). */
     btc_decoder_free(&cap.dec);
     uint64_t bytes = 0;
+    if (!version)
+        version = btc_file_version_for_protocol(cap.proto->number);
     int wrc = write_trace(&cap.model, output, version, &bytes);
     if (wrc < 0) {
         if (use_journal)

@@ -22,6 +22,24 @@ static const uint8_t btc_file_header[5] = {'t', 'r', 'a', 'c', 'y'};
 #define BTC_FILE_VERSION(maj, min, pat) (((maj) << 16) | ((min) << 8) | (pat))
 #define BTC_FILE_VERSION_0_14_0         BTC_FILE_VERSION(0, 14, 0)
 #define BTC_FILE_VERSION_0_11_1         BTC_FILE_VERSION(0, 11, 1)
+#define BTC_FILE_VERSION_0_10_0         BTC_FILE_VERSION(0, 10, 0)
+
+/* Where the layout changed, as upstream's reader tests it (the versions in
+ * between were development versions no release wrote; tools/tracy-versions.md
+ * §4): a file of version v has the element when v >= the gate. */
+#define BTC_GATE_CONTAINER   BTC_FILE_VERSION(0, 11, 0) /* below: legacy "tZst" container */
+#define BTC_GATE_GROUP_HINT  BTC_FILE_VERSION(0, 11, 1) /* thread records' group hint */
+#define BTC_GATE_DIES        BTC_FILE_VERSION(0, 11, 2) /* CPU topology's die level */
+#define BTC_GATE_WAKEUP_CPU  BTC_FILE_VERSION(0, 11, 3) /* context switches' wakeup CPU */
+#define BTC_GATE_NO_DELAY    BTC_FILE_VERSION(0, 12, 3) /* below: the header's i64 delay */
+#define BTC_GATE_GPU_NOTES   BTC_FILE_VERSION(0, 12, 4) /* GPU notes, GPU zones' query id */
+#define BTC_GATE_MSG_META    BTC_FILE_VERSION(0, 13, 2) /* messages' source and severity */
+#define BTC_GATE_SECTIONS    BTC_FILE_VERSION(0, 13, 5) /* sections */
+#define BTC_FILE_VERSION_MIN BTC_FILE_VERSION(0, 9, 0)  /* the oldest upstream still reads */
+
+/* The legacy single-stream container of files before 0.11.0. */
+static const uint8_t btc_file_magic_legacy_zstd[BTC_FILE_MAGIC_SIZE] = {0x74, 0x5A, 0x73, 0x74};
+static const uint8_t btc_file_magic_legacy_lz4[BTC_FILE_MAGIC_SIZE] = {0x74, 0x6C, 0x5A, 0x04};
 
 /* StringRef flags. */
 #define BTC_STRREF_IDX    0x01u

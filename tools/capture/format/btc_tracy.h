@@ -1,7 +1,8 @@
-/* Writing and reading .tracy files (upstream Tracy's trace format, 0.14.0
- * layout or the older 0.11.1 one). The writer builds the file from a finished
- * capture model and its spools; the reader streams any 0.11.1 or 0.14.0 file
- * (ours or upstream's) to callbacks without holding its zones in memory. */
+/* Writing and reading .tracy files (upstream Tracy's trace format, in the
+ * layout of any release from 0.10.0 to 0.14.0: btc_file_versions.h). The
+ * writer builds the file from a finished capture model and its spools; the
+ * reader streams any such file (ours or upstream's) to callbacks without
+ * holding its zones in memory. */
 #ifndef BTC_TRACY_H
 #define BTC_TRACY_H
 
@@ -12,10 +13,10 @@
 #include "btc_model.h"
 #include "btc_util.h"
 
-/* Writes the model as a .tracy file; version is BTC_FILE_VERSION_0_14_0 or
- * BTC_FILE_VERSION_0_11_1. *bytes receives the file size. A regular file at
- * path is replaced only by a complete new one (temporary name, then rename);
- * on failure it is left as it was. */
+/* Writes the model as a .tracy file; version is one of the releases' file
+ * versions (btc_file_versions.h), each written with that release's layout. *bytes receives the file
+ * size. A regular file at path is replaced only by a complete new one (temporary name, then
+ * rename); on failure it is left as it was. */
 int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uint64_t *bytes,
                     char *err, size_t errlen);
 

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <zstd.h>
 
+#include "btc_file_versions.h"
 #include "btc_format.h"
 #include "btc_tracy.h"
 #include "btc_tracy_write_parts.h"
@@ -394,7 +395,7 @@ static void gpu_zone_end(struct rd *r, struct btc_trace *t, uint32_t ctx, const 
         g->max_ns = d;
 }
 
-static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int v14)
+static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int query_ids)
 {
     /* Depth-first like the CPU timeline: start, children, then the ends,
      * CPU and GPU times each against their own running reference. */
@@ -407,7 +408,7 @@ static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int 
         if (parent && parent->left == 0) {
             int64_t cpu_end = gwto(r, &ref);
             int64_t gpu_end = gwto(r, &gref);
-            if (v14)
+            if (query_ids)
                 g16(r);
             r->gpu_depth = (uint32_t)stack.len - 1;
             gpu_zone_end(r, t, ctx, parent, cpu_end, gpu_end);
@@ -430,7 +431,7 @@ static void read_gpu_zones(struct rd *r, struct btc_trace *t, uint32_t ctx, int 
         if (!z.left) {
             int64_t cpu_end = gwto(r, &ref);
             int64_t gpu_end = gwto(r, &gref);
-            if (v14)
+            if (query_ids)
                 g16(r);
             r->gpu_depth = (uint32_t)stack.len;
             gpu_zone_end(r, t, ctx, &z, cpu_end, gpu_end);
@@ -638,15 +639,15 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         return BTC_ERR_FORMAT;
     }
     t->version = BTC_FILE_VERSION(hdr[5], hdr[6], hdr[7]);
-    if (t->version != BTC_FILE_VERSION_0_14_0 && t->version != BTC_FILE_VERSION_0_11_1) {
-        char msg[128];
-        snprintf(msg, sizeof msg, "file version %u.%u.%u, expected 0.14.0 or 0.11.1", hdr[5],
-                 hdr[6], hdr[7]);
+    if (!btc_file_release_of(t->version)) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "file version %u.%u.%u, expected one of %s", hdr[5], hdr[6],
+                 hdr[7], btc_file_releases_text());
         rd_fail(r, msg);
         return BTC_ERR_FORMAT;
     }
-    int v14 = t->version >= BTC_FILE_VERSION_0_14_0;
-    if (!v14)
+    const uint32_t fv = t->version;
+    if (fv < BTC_GATE_NO_DELAY)
         g64(r); /* delay */
     t->resolution = (int64_t)g64(r);
     t->timer_mul = gf64(r);
@@ -667,9 +668,9 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
     uint64_t n = g64(r); /* CPU topology */
     for (uint64_t i = 0; i < n && !r->failed; i++) {
         g32(r);
-        uint64_t dies = v14 ? g64(r) : 1;
+        uint64_t dies = fv >= BTC_GATE_DIES ? g64(r) : 1;
         for (uint64_t d = 0; d < dies && !r->failed; d++) {
-            if (v14)
+            if (fv >= BTC_GATE_DIES)
                 g32(r);
             uint64_t cores = g64(r);
             for (uint64_t c = 0; c < cores && !r->failed; c++) {
@@ -712,7 +713,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
                 rd_fail(r, "export stopped");
         }
     }
-    if (v14) {
+    if (fv >= BTC_GATE_SECTIONS) {
         n = g64(r);
         for (uint64_t i = 0; i < n && !r->failed; i++) {
             g16(r);
@@ -906,7 +907,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         uint32_t color = g32(r);
         uint32_t cs = g24(r);
         uint8_t source = 0, severity = 0;
-        if (v14) {
+        if (fv >= BTC_GATE_MSG_META) {
             source = g8(r);
             severity = g8(r);
         }
@@ -948,7 +949,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         th->zones = g64(r);
         th->kernel_samples = g64(r);
         th->is_fiber = g8(r) != 0;
-        th->group_hint = (int32_t)g32(r);
+        th->group_hint = fv >= BTC_GATE_GROUP_HINT ? (int32_t)g32(r) : 0;
         uint64_t tid = th->id;
         rc = read_timeline(r, t, tid, fn, ctx);
         th = btc_vec_at(&t->threads, t->threads.len - 1);
@@ -992,14 +993,14 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
             return BTC_ERR_NOMEM;
         *name = (int64_t)g24(r) - 1;
         skip(r, 8);
-        if (v14)
+        if (fv >= BTC_GATE_GPU_NOTES)
             skip_list(r, 11);
         uint64_t nth = g64(r);
         for (uint64_t k = 0; k < nth && !r->failed; k++) {
             r->gpu_timeline = g64(r);
-            read_gpu_zones(r, t, (uint32_t)i, v14);
+            read_gpu_zones(r, t, (uint32_t)i, fv >= BTC_GATE_GPU_NOTES);
         }
-        if (v14) {
+        if (fv >= BTC_GATE_GPU_NOTES) {
             uint64_t groups = g64(r);
             for (uint64_t k = 0; k < groups && !r->failed; k++) {
                 g16(r);
@@ -1105,7 +1106,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
                 th->ctx_switches = k;
         }
         for (uint64_t j = 0; j < k && !r->failed; j++)
-            skip(r, v14 ? 36 : 35);
+            skip(r, fv >= BTC_GATE_WAKEUP_CPU ? 36 : 35);
     }
     g64(r); /* per-CPU context switches */
     for (unsigned c = 0; c < BTC_FILE_PER_CPU_SLOTS && !r->failed; c++) {

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "btc_file_versions.h"
 #include "btc_format.h"
 #include "btc_tracy.h"
 #include "btc_tracy_write_parts.h"
@@ -241,7 +242,7 @@ static void put_message(struct writer *wr, uint64_t key, int64_t *ref, const str
     put_strref_idx(w, text < 0 ? wr->unknown : text);
     put_u32(w, v->color);
     put_u24(w, v->callstack);
-    if (wr->version >= BTC_FILE_VERSION_0_14_0) {
+    if (wr->version >= BTC_GATE_MSG_META) {
         put_u8(w, v->meta & 0xF);
         put_u8(w, v->meta >> 4);
     }
@@ -489,7 +490,8 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u64(w, t->zones);
         put_u64(w, t->kernel_samples);
         put_u8(w, t->is_fiber);
-        put_u32(w, (uint32_t)t->group_hint);
+        if (wr->version >= BTC_GATE_GROUP_HINT)
+            put_u32(w, (uint32_t)t->group_hint);
         struct btc_spool *own = NULL;
         if (split && t->zones) {
             if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
@@ -677,7 +679,7 @@ static void write_topology(struct writer *wr)
     struct fw *w = &wr->w;
     struct btc_cpu *c = m->cpus.data;
     size_t n = m->cpus.len;
-    int dies = wr->version >= BTC_FILE_VERSION_0_14_0;
+    int dies = wr->version >= BTC_GATE_DIES;
     if (n)
         qsort(c, n, sizeof *c, cmp_cpu);
     uint64_t packages = 0;
@@ -738,8 +740,8 @@ static int write_payload(struct writer *wr)
     put_u8(w, (uint8_t)(wr->version >> 16));
     put_u8(w, (uint8_t)(wr->version >> 8));
     put_u8(w, (uint8_t)wr->version);
-    if (wr->version < BTC_FILE_VERSION_0_14_0)
-        put_i64(w, 0); /* delay, dropped in 0.12.3 */
+    if (wr->version < BTC_GATE_NO_DELAY) /* the client's queue delay, in ns */
+        put_i64(w, btc_ticks_to_ns(wl->timer_mul, 0, (int64_t)wl->delay));
     put_i64(w, btc_ticks_to_ns(wl->timer_mul, 0, (int64_t)wl->resolution));
     put_f64(w, wl->timer_mul);
     put_i64(w, btc_tracy_last_time(m));
@@ -773,7 +775,7 @@ static int write_payload(struct writer *wr)
     put_u32(w, m->crash.reported ? m->crash.callstack : 0);
     if ((rc = write_frames(wr)) < 0)
         return rc;
-    if (wr->version >= BTC_FILE_VERSION_0_14_0 && (rc = btcw_sections(wr)) < 0)
+    if (wr->version >= BTC_GATE_SECTIONS && (rc = btcw_sections(wr)) < 0)
         return rc;
 
     /* Strings: string i has key i; pointer keys map onto them. The names
@@ -910,9 +912,9 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
                     char *err, size_t errlen)
 {
     struct writer wr = {.m = m, .version = version, .err = err, .errlen = errlen};
-    if (version != BTC_FILE_VERSION_0_14_0 && version != BTC_FILE_VERSION_0_11_1) {
-        snprintf(err, errlen, "file version %u.%u.%u is not one this writer knows (0.14.0, 0.11.1)",
-                 version >> 16, (version >> 8) & 0xFF, version & 0xFF);
+    if (!btc_file_release_of(version)) {
+        snprintf(err, errlen, "file version %u.%u.%u is not one this writer knows (%s)",
+                 version >> 16, (version >> 8) & 0xFF, version & 0xFF, btc_file_releases_text());
         return BTC_ERR_FORMAT;
     }
     wr.unknown = btc_strtab_intern(&m->strings, "???", 3);
@@ -930,6 +932,7 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
     }
     struct fw *w = &wr.w;
     char tmp[4200];
+    w->legacy = version < BTC_GATE_CONTAINER;
     int rc = btc_fw_begin(w, path, tmp, sizeof tmp, err, errlen);
     if (rc < 0)
         return rc;
@@ -941,7 +944,9 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
 
 int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
+    int legacy = w->legacy;
     memset(w, 0, sizeof *w);
+    w->legacy = legacy;
     /* A regular file (or none yet) is replaced only once the new one is
      * complete: written beside it under a temporary name, synced, renamed.
      * Anything else (a FIFO, /dev/stdout) is written in place. */
@@ -971,7 +976,8 @@ int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char 
         tmp[0] = '\0';
         return BTC_ERR_IO;
     }
-    w->c = btc_compress_open(btc_compress_default_streams());
+    /* The legacy container is one zstd stream, flushed at every block. */
+    w->c = btc_compress_open(w->legacy ? 1 : btc_compress_default_streams());
     if (!w->c) {
         snprintf(err, errlen, "out of memory for the file writer");
         return btc_fw_end(w, path, tmp, BTC_ERR_NOMEM, NULL, err, errlen);
@@ -980,9 +986,14 @@ int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char 
     uint8_t head[6] = {btc_file_magic[0],      btc_file_magic[1],
                        btc_file_magic[2],      btc_file_magic[3],
                        BTC_FILE_COMPRESS_ZSTD, (uint8_t)btc_compress_streams(w->c)};
-    if (fwrite(head, 1, sizeof head, w->f) != sizeof head)
+    size_t head_len = sizeof head;
+    if (w->legacy) {
+        memcpy(head, btc_file_magic_legacy_zstd, BTC_FILE_MAGIC_SIZE);
+        head_len = BTC_FILE_MAGIC_SIZE;
+    }
+    if (fwrite(head, 1, head_len, w->f) != head_len)
         w->failed = 1;
-    w->file_bytes = sizeof head;
+    w->file_bytes = head_len;
     return BTC_OK;
 }
 

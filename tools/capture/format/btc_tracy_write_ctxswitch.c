@@ -48,7 +48,7 @@ static int kept(const struct btc_model *m, uint64_t tid)
 static int write_thread(struct writer *wr, uint32_t owner, const struct btc_ctx_thread *t)
 {
     struct fw *w = &wr->w;
-    int v14 = wr->version >= BTC_FILE_VERSION_0_14_0;
+    int wakeup_cpu = wr->version >= BTC_GATE_WAKEUP_CPU;
     put_u64(w, t->tid);
     put_u64(w, t->count);
     struct btc_spool_reader r;
@@ -70,7 +70,7 @@ static int write_thread(struct writer *wr, uint32_t owner, const struct btc_ctx_
         put_u8(w, (uint8_t)s.reason);
         put_u8(w, (uint8_t)s.state);
         put_u64(w, s.thread);
-        if (v14)
+        if (wakeup_cpu)
             put_u8(w, s.wakeup_cpu);
         k++;
     }

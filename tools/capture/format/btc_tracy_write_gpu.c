@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "btc_file_versions.h"
 #include "btc_tracy_write_parts.h"
 
 void btcw_gpu_hints(struct writer *wr)
@@ -31,7 +32,7 @@ static void put_end(struct writer *wr, int64_t *ref, int64_t *gref, int64_t cpu_
 {
     put_wto(&wr->w, ref, cpu_end);
     put_wto(&wr->w, gref, gpu_end);
-    if (wr->version >= BTC_FILE_VERSION_0_14_0)
+    if (wr->version >= BTC_GATE_GPU_NOTES)
         put_u16(&wr->w, query);
 }
 
@@ -128,7 +129,7 @@ int btcw_gpu(struct writer *wr)
 {
     const struct btc_gpu *g = &wr->m->gpu;
     struct fw *w = &wr->w;
-    int v14 = wr->version >= BTC_FILE_VERSION_0_14_0;
+    int notes = wr->version >= BTC_GATE_GPU_NOTES;
     uint64_t total = 0;
     for (size_t i = 0; i < g->ctxs.len; i++)
         total += ((const struct btc_gpu_ctx *)btc_vec_at(&g->ctxs, i))->count;
@@ -143,10 +144,10 @@ int btcw_gpu(struct writer *wr)
         uint32_t period;
         memcpy(&period, &c->period, 4);
         put_u32(w, period);
-        put_u8(w, c->type);
+        put_u8(w, btc_file_gpu_context_type(wr->version, c->type));
         put_u24(w, c->name >= 0 ? (uint32_t)c->name + 1 : 0);
         put_u64(w, c->overflow);
-        if (v14) {
+        if (notes) {
             put_u64(w, c->note_names.len);
             for (size_t k = 0; k < c->note_names.len; k++) {
                 const struct btc_gpu_note_name *n = btc_vec_at(&c->note_names, k);
@@ -162,7 +163,7 @@ int btcw_gpu(struct writer *wr)
             if (rc < 0)
                 return rc;
         }
-        if (v14) {
+        if (notes) {
             int rc = write_notes(wr, c);
             if (rc < 0)
                 return rc;

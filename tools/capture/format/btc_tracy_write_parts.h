@@ -19,6 +19,7 @@ struct fw {
     struct btc_compress *c;
     uint64_t file_bytes;
     int failed;
+    int legacy; /* set before btc_fw_begin: the container of files before 0.11.0 */
 };
 
 /* Appends n bytes, compressing each block as it fills (btc_tracy_write.c). */
