@@ -341,6 +341,79 @@ static uint64_t zones_in(const char *path, uint64_t *unended)
     return z;
 }
 
+/* A client of protocol 72 (the Tracy IREE pins) is found by offering the
+ * protocols in turn; its file is in its own release's layout (0.11.2, what
+ * its GUI opens) unless --file-version says otherwise; the summary names
+ * its protocol. */
+static void an_older_client_gets_its_own_releases_file(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *protocol, *file_version;
+        uint32_t expect;
+    } cases[] = {{"72", NULL, BTC_FILE_VERSION(0, 11, 2)},
+                 {"64", NULL, BTC_FILE_VERSION(0, 10, 0)},
+                 {"76", "0.14.0", BTC_FILE_VERSION(0, 14, 0)}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct proc r;
+        char port[16], path[4200], line[512] = "", name[64];
+        snprintf(port, sizeof port, "%u", start_replay(&r, "--protocol", cases[i].protocol));
+        snprintf(name, sizeof name, "protocol-%s.tracy", cases[i].protocol);
+        path_in_tmp(path, sizeof path, name);
+        const char *args[] = {"-o",
+                              path,
+                              "-p",
+                              port,
+                              "--connect-timeout",
+                              "20",
+                              cases[i].file_version ? "--file-version" : NULL,
+                              cases[i].file_version,
+                              NULL};
+        struct proc cap = start(capture_bin, args);
+        assert_non_null(fgets(line, sizeof line, cap.out));
+        assert_int_equal(finish(&cap), 0);
+        assert_int_equal(finish(&r), 0);
+        char said[64];
+        snprintf(said, sizeof said, "client Tracy protocol %s (", cases[i].protocol);
+        assert_non_null(strstr(line, said));
+        assert_non_null(strstr(line, "8300 zones"));
+        struct btc_trace t;
+        char err[512];
+        assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+        assert_int_equal(t.version, cases[i].expect);
+        assert_int_equal(t.zones, 8300);
+        btc_trace_free(&t);
+    }
+}
+
+/* A client that refuses every protocol boardtrace offers is told apart
+ * from one that refuses only the newest: exit 1, naming the versions. */
+static void a_client_of_no_known_protocol_is_named_as_such(void **state)
+{
+    (void)state;
+    struct proc r;
+    char port[16], path[4200];
+    snprintf(port, sizeof port, "%u", start_replay(&r, "--handshake-status", "2"));
+    path_in_tmp(path, sizeof path, "unknown-protocol.tracy");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    char errpath[4300], said[1024] = "";
+    path_in_tmp(errpath, sizeof errpath, "unknown-protocol.err");
+    child_stderr = errpath;
+    struct proc p = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish(&p), 1);
+    assert_int_equal(finish(&r), 0);
+    FILE *f = fopen(errpath, "r");
+    assert_non_null(f);
+    said[fread(said, 1, sizeof said - 1, f)] = '\0';
+    fclose(f);
+    unlink(errpath);
+    assert_non_null(strstr(said, "refused every Tracy protocol"));
+    assert_non_null(strstr(said, "72 (0.11.2"));
+    assert_non_null(strstr(said, "64 (0.10.0)"));
+    assert_int_equal(access(path, F_OK), -1);
+}
+
 /* Starts a capture against a replay paused after `events` data events and
  * waits until the replay says it paused and the capture got everything. */
 static void paused_session(struct proc *r, struct proc *cap, const char *path, long events,
@@ -1141,6 +1214,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(localhost_is_understood),
         cmocka_unit_test(client_already_served_exits_2),
         cmocka_unit_test(protocol_mismatch_exits_1),
+        cmocka_unit_test(an_older_client_gets_its_own_releases_file),
+        cmocka_unit_test(a_client_of_no_known_protocol_is_named_as_such),
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
         cmocka_unit_test(thread_group_hints_and_sections_are_kept_in_the_file),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
