@@ -10,6 +10,7 @@
 #include <lz4.h>
 
 #include "boardtrace/wire.h"
+#include "boardtrace/wire_proto.h"
 
 #define RING_SIZE (BT_WIRE_RING_FRAMES * BT_WIRE_FRAME_SIZE)
 
@@ -31,6 +32,11 @@ int bt_encoder_init(struct bt_encoder *e, bt_encoder_write_fn write, void *ctx)
 
 void bt_encoder_free(struct bt_encoder *e)
 {
+    free(e->conv);
+    free(e->dropped);
+    e->conv = NULL;
+    e->dropped = NULL;
+    e->proto = NULL;
     free(e->ring);
     free(e->out);
     if (e->lz4)
@@ -54,12 +60,57 @@ void bt_encoder_reset(struct bt_encoder *e)
     e->error = 0;
 }
 
+/* The room a frame in 0.14.0's form may take: its conversion to an older
+ * protocol grows by at most three times (compact zone times to wide ones),
+ * and must still fit a frame. */
+#define OLDER_FRAME (BT_WIRE_FRAME_SIZE / 3)
+#define CONV_CAP    (3 * BT_WIRE_FRAME_SIZE + BT_PROTO_EVENT_MAX)
+
+int bt_encoder_set_protocol(struct bt_encoder *e, const struct bt_proto *p)
+{
+    if (!p || p->number == BT_WIRE_PROTOCOL_VERSION) {
+        e->proto = NULL;
+        return 0;
+    }
+    if (!e->conv)
+        e->conv = malloc(CONV_CAP);
+    if (!e->dropped)
+        e->dropped = calloc(BT_EV_COUNT, sizeof *e->dropped);
+    if (!e->conv || !e->dropped)
+        return -ENOMEM;
+    e->proto = p;
+    return 0;
+}
+
+/* An older protocol's frame: converted, then compressed on its own (the
+ * converted bytes do not stay in place for the next block's dictionary). */
+static int flush_converted(struct bt_encoder *e, size_t len)
+{
+    size_t n =
+        bt_proto_down_events(e->proto, e->ring + e->start, len, e->conv, CONV_CAP, e->dropped);
+    if (n == (size_t)-1 || n > BT_WIRE_FRAME_SIZE)
+        return -EINVAL;
+    if (n == 0)
+        return 0; /* nothing the protocol carries */
+    LZ4_resetStream_fast(e->lz4);
+    int c = LZ4_compress_fast_continue(e->lz4, (const char *)e->conv, (char *)e->out + 4, (int)n,
+                                       BT_WIRE_LZ4_BOUND, 1);
+    if (c <= 0)
+        return -EINVAL;
+    bt_wire_put_u32(e->out, (uint32_t)c);
+    return e->write(e->write_ctx, e->out, (size_t)c + 4);
+}
+
 int bt_encoder_flush(struct bt_encoder *e)
 {
     size_t len = e->offset - e->start;
     if (len == 0)
         return e->error;
-    if (e->error == 0) {
+    if (e->error == 0 && e->proto) {
+        int rc = flush_converted(e, len);
+        if (rc < 0)
+            e->error = rc;
+    } else if (e->error == 0) {
         int n = LZ4_compress_fast_continue(e->lz4, (const char *)e->ring + e->start,
                                            (char *)e->out + 4, (int)len, BT_WIRE_LZ4_BOUND, 1);
         if (n <= 0) {
@@ -79,7 +130,8 @@ int bt_encoder_flush(struct bt_encoder *e)
 
 uint8_t *bt_encoder_reserve(struct bt_encoder *e, size_t n)
 {
-    if (e->offset - e->start + n > BT_WIRE_FRAME_SIZE)
+    size_t room = e->proto ? OLDER_FRAME : BT_WIRE_FRAME_SIZE;
+    if (e->offset - e->start + n > room && e->offset > e->start)
         bt_encoder_flush(e);
     uint8_t *p = e->ring + e->offset;
     e->offset += n;

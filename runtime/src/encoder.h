@@ -26,12 +26,22 @@ struct bt_encoder {
     bt_encoder_write_fn write;
     void *write_ctx;
     int error; /* first write error, sticky until bt_encoder_reset */
+    /* A server of an older protocol (NULL: 82): each frame is built in
+     * 0.14.0's form, a third of a frame at most, and converted before it is
+     * compressed (bt_proto_down_events) into conv; what the protocol cannot
+     * carry is dropped and counted per event type. */
+    const struct bt_proto *proto;
+    uint8_t *conv;
+    uint32_t *dropped; /* BT_EV_COUNT counters */
 };
 
 int bt_encoder_init(struct bt_encoder *e, bt_encoder_write_fn write, void *ctx);
 void bt_encoder_free(struct bt_encoder *e);
 /* Starts a new connection: references, thread and compressor state. */
 void bt_encoder_reset(struct bt_encoder *e);
+/* The server speaks protocol p (82 until called; NULL means 82). Returns 0
+ * or -ENOMEM. */
+int bt_encoder_set_protocol(struct bt_encoder *e, const struct bt_proto *p);
 /* Compresses and writes the pending frame, if any. Returns e->error. */
 int bt_encoder_flush(struct bt_encoder *e);
 /* Room for n bytes (n <= 262144) in the current frame, flushing first when

@@ -14,6 +14,7 @@
 
 #include "boardtrace/config.h"
 #include "boardtrace/wire.h"
+#include "boardtrace/wire_proto.h"
 #include "callstack.h"
 #include "code.h"
 #include "encoder.h"
@@ -64,9 +65,11 @@ struct session {
     int64_t serial_step; /* ticks that make at least 1 ns on the server */
     uint8_t queries[BT_QUERY_SIZE * 512];
     size_t queries_len;
-    int stop;       /* Terminate query, or the socket failed */
-    int disconnect; /* Disconnect query: finish as if the program exited */
-    int lost;       /* reading failed: errno, or -1 when the capture closed */
+    const struct bt_proto *proto;   /* the server's */
+    uint8_t announced[BT_EV_COUNT]; /* kinds whose dropping was said */
+    int stop;                       /* Terminate query, or the socket failed */
+    int disconnect;                 /* Disconnect query: finish as if the program exited */
+    int lost;                       /* reading failed: errno, or -1 when the capture closed */
     struct bt_thread **snapshot;
     size_t snapshot_cap;
 };
@@ -205,7 +208,7 @@ static void answer_query(struct session *s, const uint8_t *q)
     struct bt_encoder *e = &s->enc;
     uint64_t ptr = bt_wire_get_u64(q + BT_QUERY_OFF_PTR);
     char name[256];
-    switch (q[BT_QUERY_OFF_TYPE]) {
+    switch (bt_proto_query_up(s->proto, q[BT_QUERY_OFF_TYPE])) {
     case BT_QUERY_TERMINATE:
         s->stop = 1;
         break;
@@ -806,9 +809,21 @@ static double welcome_build(uint8_t *w, int code_transfer)
     return mul;
 }
 
+/* The protocol a server's version names: every Tracy from 0.10 to 0.14.0,
+ * and tenstorrent's fork of 0.10 for a 66 when the environment says so
+ * (its greeting is upstream 66's). NULL for any other. */
+static const struct bt_proto *server_protocol(uint32_t version)
+{
+    const char *flavor = getenv("BOARDTRACE_TRACY_FLAVOR");
+    if (version == 66 && flavor && strcmp(flavor, "tt") == 0)
+        return bt_proto_by_name("66-tt");
+    return bt_proto_get(version);
+}
+
 /* Reads the shibboleth and the version; 0 when this is a Tracy server
- * speaking our protocol, after answering `status` otherwise. */
-static int handshake(int fd, uint8_t refusal)
+ * speaking a protocol we speak (*proto), after answering `status`
+ * otherwise. */
+static int handshake(int fd, uint8_t refusal, const struct bt_proto **proto)
 {
     uint8_t hello[BT_WIRE_SHIBBOLETH_SIZE + 4];
     if (bt_net_read_exact(fd, hello, BT_WIRE_SHIBBOLETH_SIZE, HANDSHAKE_TIMEOUT_MS) != 0 ||
@@ -817,7 +832,8 @@ static int handshake(int fd, uint8_t refusal)
     if (bt_net_read_exact(fd, hello + BT_WIRE_SHIBBOLETH_SIZE, 4, HANDSHAKE_TIMEOUT_MS) != 0)
         return -EPROTO;
     uint8_t status = BT_HANDSHAKE_WELCOME;
-    if (bt_wire_get_u32(hello + BT_WIRE_SHIBBOLETH_SIZE) != BT_WIRE_PROTOCOL_VERSION)
+    *proto = server_protocol(bt_wire_get_u32(hello + BT_WIRE_SHIBBOLETH_SIZE));
+    if (!*proto)
         status = BT_HANDSHAKE_PROTOCOL_MISMATCH;
     else if (refusal)
         status = refusal;
@@ -865,6 +881,27 @@ static void close_open_zones(struct session *s)
     }
 }
 
+/* What the server's protocol cannot carry was dropped from the frames sent
+ * (sections, GPU annotations, ...): say so once per kind, in a message of
+ * the server's own, rather than leave the viewer to wonder. */
+static void announce_dropped(struct session *s)
+{
+    if (!s->enc.dropped)
+        return;
+    for (unsigned t = 0; t < BT_EV_COUNT; t++) {
+        if (!s->enc.dropped[t] || s->announced[t])
+            continue;
+        s->announced[t] = 1;
+        char text[256];
+        int len = snprintf(text, sizeof text,
+                           "boardtrace: %s events dropped: Tracy protocol %s (%s) has none",
+                           bt_wire_event_name(t), s->proto->name, s->proto->releases);
+        bt_enc_thread_context(&s->enc, (uint32_t)bt_rt.pid); /* on the main thread */
+        bt_enc_message(&s->enc, bt_timer_now(), text, (size_t)len,
+                       BT_MSG_SOURCE_TRACY | BT_MSG_SEVERITY_WARNING << 4, 0, 0, 0);
+    }
+}
+
 /* After the program's end (or a Disconnect query): send what is left, then
  * Terminate, then answer queries until the server says it is done. */
 static void session_finish(struct session *s)
@@ -874,6 +911,8 @@ static void session_finish(struct session *s)
         session_queries(s, 0, 0);
     close_open_zones(s);
     bt_encoder_flush(&s->enc);
+    announce_dropped(s); /* what the last frames dropped */
+    bt_encoder_flush(&s->enc);
     bt_encoder_send_alone(&s->enc, BT_EV_TERMINATE);
     atomic_store(&bt_rt.state, BT_STATE_FINISHED);
     while (!s->stop && s->enc.error == 0) {
@@ -882,9 +921,10 @@ static void session_finish(struct session *s)
     }
 }
 
-static void session_run(struct session *s)
+static void session_run(struct session *s, const struct bt_proto *proto)
 {
-    uint8_t hello[1 + BT_WELCOME_SIZE];
+    uint8_t welcome[BT_WELCOME_SIZE];
+    uint8_t hello[1 + BT_WELCOME_SIZE + 8];
     hello[0] = BT_HANDSHAKE_WELCOME;
     /* Built without it (CODE_TRANSFER=OFF, or TRACY_NO_CODE_TRANSFER
      * defined for the runtime, as upstream), or turned off for this run
@@ -896,10 +936,17 @@ static void session_run(struct session *s)
 #endif
     bt_code_free(&s->code);
     bt_code_init(&s->code, code_transfer, bt_host_exec_time());
-    double mul = welcome_build(hello + 1, code_transfer);
-    if (bt_net_write_all(s->fd, hello, sizeof(hello)) != 0)
+    double mul = welcome_build(welcome, code_transfer);
+    /* In the server's protocol's form (before 0.13, with a delay field:
+     * our emit path has no queue delay to measure, 0). */
+    bt_proto_welcome_down(proto, welcome, 0, hello + 1);
+    if (bt_net_write_all(s->fd, hello, 1 + proto->welcome_size) != 0)
         return;
     bt_encoder_reset(&s->enc);
+    if (bt_encoder_set_protocol(&s->enc, proto) != 0)
+        return;
+    s->proto = proto;
+    memset(s->announced, 0, sizeof s->announced);
     bt_systrace_session_begin(&s->enc, bt_rt.pid, bt_timer_now());
     s->serial_step = mul > 0 && mul < 1.0 ? (int64_t)(1.0 / mul) + 1 : 1;
     s->serial_last = INT64_MIN / 2;
@@ -918,6 +965,7 @@ static void session_run(struct session *s)
         size_t did = drain(s, 0);
         if (!did)
             bt_encoder_flush(&s->enc);
+        announce_dropped(s);
         size_t batch = bt_rt.ring_size / 4 < BATCH_BYTES ? bt_rt.ring_size / 4 : BATCH_BYTES;
         session_queries(s, did >= batch ? 0 : nap_ns(did, pass - last_pass), did > 0);
         last_pass = pass;
@@ -1017,8 +1065,9 @@ void *bt_worker_main(void *arg)
                 continue;
             if (bfd >= 0)
                 broadcast(bfd, o.only_localhost, l.port, -1);
-            if (handshake(s.fd, 0) == 0) {
-                session_run(&s);
+            const struct bt_proto *proto;
+            if (handshake(s.fd, 0, &proto) == 0) {
+                session_run(&s, proto);
                 report_lost_session(&s);
                 atomic_store(&bt_rt.state, BT_STATE_FINISHED);
             } else {
@@ -1032,7 +1081,8 @@ void *bt_worker_main(void *arg)
                 break;
             int fd = bt_listener_accept(&l, ACCEPT_POLL_MS);
             if (fd >= 0) {
-                handshake(fd, BT_HANDSHAKE_NOT_AVAILABLE);
+                const struct bt_proto *proto;
+                handshake(fd, BT_HANDSHAKE_NOT_AVAILABLE, &proto);
                 close(fd);
             }
         }

@@ -89,12 +89,14 @@ size_t bt_proto_up_events(const struct bt_proto *p, const uint8_t *in, size_t n,
     return o;
 }
 
-/* Whether a canonical event an older protocol may lack takes the staged
- * single string before it (the others that do are in every protocol). */
-static int droppable_consumes_single(unsigned canon)
+/* What leads an event and belongs to it: the staged strings it consumes and
+ * the callstack it takes (CallstackPayload, then Callstack or
+ * CallstackSerial), sent right before it. */
+static int is_lead(unsigned canon)
 {
-    return canon == BT_EV_GPU_ANNOTATION_NAME || canon == BT_EV_SECTION_ENTER ||
-           canon == BT_EV_SECTION_SETUP;
+    return is_staged(canon) || canon == BT_EV_CALLSTACK || canon == BT_EV_CALLSTACK_SERIAL ||
+           canon == BT_EV_CALLSTACK_ALLOC || canon == BT_EV_CALLSTACK_PAYLOAD ||
+           canon == BT_EV_CALLSTACK_ALLOC_PAYLOAD;
 }
 
 size_t bt_proto_down_events(const struct bt_proto *p, const uint8_t *in, size_t n, uint8_t *out,
@@ -102,15 +104,17 @@ size_t bt_proto_down_events(const struct bt_proto *p, const uint8_t *in, size_t 
 {
     const struct bt_proto *canon = bt_proto_get(BT_WIRE_PROTOCOL_VERSION);
     size_t pos = 0, o = 0;
-    /* The staged single string last written, while nothing else followed:
-     * [staged_at, o). */
-    size_t staged_at = (size_t)-1;
+    /* Where the leads written since the last other event begin: an event
+     * that is dropped takes them with it, or a server would find a staged
+     * string or a callstack that nothing consumes. */
+    size_t lead_at = (size_t)-1;
     while (pos < n) {
         const uint8_t *e = in + pos;
         size_t size = bt_proto_event_size(canon, e, n - pos);
         if (size == 0 || cap - o < 3 * size + BT_PROTO_EVENT_MAX)
             return (size_t)-1;
         unsigned t = e[0];
+        size_t at = o;
         if (is_staged(t)) {
             int single = t == BT_EV_SINGLE_STRING_DATA || t == BT_EV_SINGLE_STRING_DATA8;
             size_t hdr = t <= BT_EV_SECOND_STRING_DATA ? 3 : 2, len = size - hdr;
@@ -122,25 +126,26 @@ size_t bt_proto_down_events(const struct bt_proto *p, const uint8_t *in, size_t 
                 bt_wire_put_u16(out + o + 1, (uint16_t)len);
                 memcpy(out + o + 3, e + hdr, len);
             }
-            staged_at = single ? o : (size_t)-1;
             o += bt_proto_event_size(p, out + o, cap - o);
         } else if (bt_wire_event_is_keyed(t)) {
             memcpy(out + o, e, size);
             out[o] = p->from_canon[t];
             o += size;
-            staged_at = (size_t)-1;
         } else {
             size_t k = bt_proto_down(p, e, out + o);
             if (k == 0) {
                 if (dropped)
                     dropped[t]++;
-                if (droppable_consumes_single(t) && staged_at != (size_t)-1)
-                    o = staged_at;
+                if (lead_at != (size_t)-1)
+                    o = lead_at;
             } else {
                 o += k;
             }
-            staged_at = (size_t)-1;
         }
+        if (is_lead(t))
+            lead_at = lead_at == (size_t)-1 ? at : lead_at;
+        else
+            lead_at = (size_t)-1;
         pos += size;
     }
     return o;

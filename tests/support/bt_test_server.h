@@ -32,6 +32,11 @@ struct bt_ts_decoder {
     bt_ts_event_fn on_event;
     void *ctx;
     char error[256];
+    /* The protocol the server speaks (NULL: 82): each frame must hold only
+     * that protocol's events, in its sizes, and is converted to 0.14.0's
+     * form (bt_proto_up_events) before the checks; conv holds it. */
+    const struct bt_proto *proto;
+    uint8_t *conv;
 };
 
 int bt_ts_decoder_init(struct bt_ts_decoder *d, bt_ts_event_fn on_event, void *ctx);
@@ -129,6 +134,7 @@ struct bt_test_server {
     uint64_t callstacks, callstack_frames_answered, symbols_answered;
     uint64_t lock_announces, lock_waits, lock_obtains, lock_releases, lock_names;
     uint64_t messages_by_severity[6];
+    uint64_t drop_notes; /* the runtime's "... events dropped" notes (older protocols) */
     uint64_t lock_shared_waits, lock_shared_obtains, lock_shared_releases;
     uint64_t gpu_contexts, gpu_context_names, gpu_zone_begins, gpu_zone_begins_serial;
     uint64_t gpu_zone_begins_alloc, gpu_zone_callstacks, gpu_zone_ends, gpu_times;
@@ -213,6 +219,7 @@ int bt_ts_saw_fiber(const struct bt_test_server *s, const char *name);
 /* Whether some text (message, app info, zone text) equal to text arrived. */
 int bt_ts_saw_text(const struct bt_test_server *s, const char *text);
 int bt_ts_saw_text_ending(const struct bt_test_server *s, const char *suffix);
+int bt_ts_saw_text_containing(const struct bt_test_server *s, const char *part);
 /* Callstacks whose innermost frame the client resolved to `function`. */
 uint64_t bt_ts_callstacks_starting_in(const struct bt_test_server *s, const char *function);
 /* CPU samples whose innermost frame the client resolved to `function`; a
