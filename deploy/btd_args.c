@@ -87,6 +87,9 @@ static const char usage_text[] =
     "  --capture-memory PERCENT   run: the capture stops capturing (and keeps its\n"
     "                             trace) once it uses more than PERCENT of the\n"
     "                             board's memory (its -m; default 50; 0: no limit)\n"
+    "  --file-version V           run: the .tracy version the capture writes, for the\n"
+    "                             GUI that opens it (0.10.0 ... 0.14.0; default: the\n"
+    "                             program's Tracy release's)\n"
     "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
     "                             0 picks a free one)\n"
     "  --sysroot DIR              a dynamically linked PROGRAM's libraries and loader\n"
@@ -138,6 +141,7 @@ enum {
     OPT_READY_TIMEOUT,
     OPT_STALL_TIMEOUT,
     OPT_CAPTURE_MEMORY,
+    OPT_FILE_VERSION,
     OPT_SYSROOT,
     OPT_NO_BRING_LIBS,
     OPT_DETACH,
@@ -172,6 +176,7 @@ static const struct option long_options[] = {
     {"ready-timeout", required_argument, NULL, OPT_READY_TIMEOUT},
     {"stall-timeout", required_argument, NULL, OPT_STALL_TIMEOUT},
     {"capture-memory", required_argument, NULL, OPT_CAPTURE_MEMORY},
+    {"file-version", required_argument, NULL, OPT_FILE_VERSION},
     {"local-port", required_argument, NULL, 'L'},
     {"sysroot", required_argument, NULL, OPT_SYSROOT},
     {"no-bring-libs", no_argument, NULL, OPT_NO_BRING_LIBS},
@@ -397,6 +402,17 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         case OPT_STALL_TIMEOUT:
             if (parse_int("--stall-timeout", optarg, 1, 3600, &o->stall_timeout) != 0)
                 return BTD_EXIT_USAGE;
+            break;
+        case OPT_FILE_VERSION:
+            /* a release: digits and dots (boardtrace-capture names the
+             * versions it writes if this is not one) */
+            if (!optarg[0] || strlen(optarg) > 16 ||
+                strspn(optarg, "0123456789.") != strlen(optarg)) {
+                btd_error("--file-version %s: expected a Tracy release such as 0.11.2 or 0.10.0",
+                          optarg);
+                return BTD_EXIT_USAGE;
+            }
+            o->file_version = optarg;
             break;
         case OPT_CAPTURE_MEMORY:
             /* the range boardtrace-capture and tracy-capture take for -m */

@@ -35,18 +35,19 @@ struct btd_options {
     const char *cwd;        /* run, live: the program's working folder on the board */
     const char *remote_dir; /* base folder on the board, default ${TMPDIR:-/tmp} */
     bool keep;
-    bool force;          /* run: replace an existing output */
-    int local_port;      /* live: 127.0.0.1 port for the GUI */
-    int ready_timeout;   /* seconds for the program to open its port */
-    int stall_timeout;   /* seconds a transfer may stand still */
-    int capture_memory;  /* run: the capture's -m, percent of the board's memory, 0 none */
-    const char *sysroot; /* run, live: where brought libraries come from */
-    bool no_bring_libs;  /* run, live: refuse instead of bringing them */
-    bool detach;         /* run: return once the program traces */
-    bool no_strip;       /* run, live: upload the binaries as they are */
-    bool stop;           /* fetch: stop a run still going on first */
-    bool recover;        /* fetch: rebuild the trace from the capture's journal first */
-    int reconnect_tries; /* run: after a lost connection, 0 none */
+    bool force;               /* run: replace an existing output */
+    int local_port;           /* live: 127.0.0.1 port for the GUI */
+    int ready_timeout;        /* seconds for the program to open its port */
+    int stall_timeout;        /* seconds a transfer may stand still */
+    int capture_memory;       /* run: the capture's -m, percent of the board's memory, 0 none */
+    const char *file_version; /* run: the capture's --file-version; NULL: its default */
+    const char *sysroot;      /* run, live: where brought libraries come from */
+    bool no_bring_libs;       /* run, live: refuse instead of bringing them */
+    bool detach;              /* run: return once the program traces */
+    bool no_strip;            /* run, live: upload the binaries as they are */
+    bool stop;                /* fetch: stop a run still going on first */
+    bool recover;             /* fetch: rebuild the trace from the capture's journal first */
+    int reconnect_tries;      /* run: after a lost connection, 0 none */
     const char *program;
     char **args;
     int arg_count;

@@ -117,7 +117,11 @@ static int live_work(void *ctx, struct pollfd *fds, int n)
     if (!l->announced && l->s->ready) {
         printf("live: connect the Tracy GUI to 127.0.0.1:%d (forwarded to the board's "
                "127.0.0.1:%d); at its end the program waits until a GUI has taken its data "
-               "(TRACY_NO_EXIT=1); Ctrl-C stops it\n",
+               "(TRACY_NO_EXIT=1); Ctrl-C stops it\n"
+               "live: a program traced with boardtrace's runtime serves any Tracy GUI from "
+               "0.10 to 0.14.0 (tenstorrent's 0.10 fork with --env "
+               "BOARDTRACE_TRACY_FLAVOR=tt); one built with upstream's client, only that "
+               "release's GUI\n",
                l->local_port, l->s->port);
         fflush(stdout);
         l->announced = true;

@@ -53,6 +53,9 @@ static const char run_about[] =
     "  --capture-memory PERCENT   the capture stops capturing (keeping its trace)\n"
     "                             past PERCENT of the board's memory (default 50;\n"
     "                             0: no limit)\n"
+    "  --file-version V           the .tracy version to write, for the GUI that opens\n"
+    "                             it (0.10.0 ... 0.14.0; default: the program's own\n"
+    "                             Tracy release's: 0.14.0 for boardtrace's runtime)\n"
     "  --detach                   return once the program traces; the run goes on\n"
     "                             (see status, fetch)\n"
     "  --reconnect N              after a lost connection, try N times over about a\n"
@@ -95,6 +98,11 @@ static const char live_about[] =
     "  --no-bring-libs            refuse instead of bringing them\n"
     "\n";
 static const char live_after[] =
+    "\n"
+    "Which GUI: a program traced with boardtrace's runtime answers any Tracy GUI from\n"
+    "0.10 to 0.14.0, in the GUI's own protocol (tenstorrent's 0.10 fork, as\n"
+    "tt-metal pins it: --env BOARDTRACE_TRACY_FLAVOR=tt); a program built with\n"
+    "upstream's client only its own release's GUI.\n"
     "\n"
     "Example:\n"
     "  boardtrace live --host root@board -L 8086 ./app   # then connect the GUI to\n"

@@ -29,6 +29,7 @@ struct btd_supervisor {
     int port;                       /* TRACY_PORT */
     int seconds;                    /* capture -s, 0 none */
     int memory;                     /* capture -m (percent of the board's memory), 0 none */
+    const char *file_version;       /* capture --file-version, NULL: the client's release */
     int ready_timeout;              /* seconds for the program to listen on port */
     const char *const *extra_names; /* --upload files in dir, verified like the program */
     const char *const *extra_shas;

@@ -72,6 +72,7 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .port = port,
         .seconds = o->seconds,
         .memory = o->capture_memory,
+        .file_version = o->file_version,
         .ready_timeout = o->ready_timeout,
         .extra_names = extra_names,
         .extra_shas = extra_shas,

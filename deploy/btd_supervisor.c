@@ -75,7 +75,8 @@ static const char script_capture[] =
     "( trap '' PIPE\n"
     "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
     "rp=$!\n"
-    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS $CAPMEM > cap.fifo 2>&1 < "
+    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS $CAPMEM $CAPVER > cap.fifo 2>&1 "
+    "< "
     "/dev/null 3>&- "
     "&\n"
     "cp=$!\n"
@@ -169,6 +170,16 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
             btd_buf_printf(cmd, "CAPMEM='-m %d'\n", s->memory);
         else
             btd_buf_puts(cmd, "CAPMEM=\n");
+        /* checked to be digits and dots (btd_args.c): quoted all the same */
+        btd_buf_puts(cmd, "CAPVER=");
+        if (s->file_version) {
+            struct btd_buf v = {0};
+            btd_buf_puts(&v, "--file-version ");
+            btd_buf_puts(&v, s->file_version);
+            btd_quote_append(cmd, btd_buf_str(&v));
+            btd_buf_free(&v);
+        }
+        btd_buf_puts(cmd, "\n");
         btd_buf_puts(cmd, script_capture);
     }
     /* In its own working folder the program is started by its full path,

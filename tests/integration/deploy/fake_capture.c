@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <signal.h>
 #include <netinet/in.h>
+#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,8 +63,14 @@ int main(int argc, char **argv)
     const char *out = NULL, *addr = "127.0.0.1";
     int port = 8086, seconds = 0, opt;
     int memory = 0;
-    while ((opt = getopt(argc, argv, "o:a:p:fs:m:")) != -1) {
+    const char *file_version = NULL;
+    static const struct option longs[] = {{"file-version", required_argument, NULL, 'V'},
+                                          {NULL, 0, NULL, 0}};
+    while ((opt = getopt_long(argc, argv, "o:a:p:fs:m:", longs, NULL)) != -1) {
         switch (opt) {
+        case 'V':
+            file_version = optarg;
+            break;
         case 'o':
             out = optarg;
             break;
@@ -96,6 +103,8 @@ int main(int argc, char **argv)
         printf("Memory limit: %d%%\n", memory);
     else
         printf("Memory limit: none\n");
+    if (file_version) /* what --file-version it was given */
+        printf("File version: %s\n", file_version);
     printf("Connecting to %s:%d...\n", addr, port);
     fflush(stdout);
     int fd = -1;

@@ -319,6 +319,35 @@ static void the_capture_gets_a_memory_limit_by_default(void **state)
     }
 }
 
+/* --file-version reaches the capture, for the GUI that opens the file;
+ * anything but a release number is refused before connecting. */
+static void the_file_version_goes_to_the_capture(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/version.tracy", work);
+    const char *argv[24] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    int n = 8;
+    const char *rest[] = {"--file-version", "0.11.2", "--capture", capture, "-o", out,
+                          program,          NULL};
+    for (int k = 0; rest[k]; k++)
+        argv[n++] = rest[k];
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 0);
+    if (!strstr(r.err, "[capture] File version: 0.11.2\n"))
+        result_print(&r);
+    assert_non_null(strstr(r.err, "[capture] File version: 0.11.2\n"));
+    result_free(&r);
+    argv[9] = "0.11.2;reboot";
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 2);
+    assert_non_null(strstr(r.err, "--file-version 0.11.2;reboot: expected a Tracy release"));
+    result_free(&r);
+}
+
 /* --upload puts a file beside the program, verified like it, where the
  * program finds it by its name; --cwd runs the program in another folder
  * (here one of the emulated board's, which shares the host's files). */
@@ -677,6 +706,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(run_removes_its_folder_unless_kept),
         cmocka_unit_test(uploads_go_beside_the_program_and_cwd_is_where_it_runs),
         cmocka_unit_test(the_capture_gets_a_memory_limit_by_default),
+        cmocka_unit_test(the_file_version_goes_to_the_capture),
         cmocka_unit_test(run_refuses_an_unreadable_program_before_connecting),
         cmocka_unit_test(run_refuses_an_existing_output_without_force),
         cmocka_unit_test(run_refuses_an_output_that_is_the_program),
