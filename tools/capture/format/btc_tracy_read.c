@@ -906,7 +906,7 @@ static int read_payload(struct rd *r, struct btc_trace *t, btc_zone_fn fn, void 
         uint8_t flags = g8(r);
         uint32_t color = g32(r);
         uint32_t cs = g24(r);
-        uint8_t source = 0, severity = 0;
+        uint8_t source = 0, severity = 2; /* before 0.13.2: user, info (as upstream reads them) */
         if (fv >= BTC_GATE_MSG_META) {
             source = g8(r);
             severity = g8(r);
