@@ -1,6 +1,8 @@
 /* The .tracy writer: lays the model and its spools out as upstream's file
- * payload (0.14.0, or 0.11.1 for older GUIs), cut into 64 KiB blocks that are
- * zstd-compressed one stream-flush each, in as many streams as the machine
+ * payload, in the layout of the release asked for (btc_file_versions.h; the
+ * sections with units of their own are btc_tracy_write_*.c), cut into 64 KiB
+ * blocks that are zstd-compressed one stream-flush each, in as many streams
+ * as the machine
  * has CPUs for (up to 4, as upstream's FileWrite does; btc_compress.c).
  * Zones and memory events stream from the spools; memory stays bounded. */
 #define _GNU_SOURCE
@@ -185,121 +187,6 @@ static int write_locks(struct writer *wr)
             return btcw_io_fail(wr, "lock");
     }
     return BTC_OK;
-}
-
-static int cmp_msg(const void *a, const void *b)
-{
-    const struct btc_msg_rec *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return x < y ? -1 : x > y;
-}
-
-/* Messages must be in time order (upstream keeps them so). When threads
- * interleaved them out of order they are sorted in memory, 32 bytes each. */
-static int load_messages(struct writer *wr, struct btc_msg_rec **out)
-{
-    struct btc_model *m = wr->m;
-    *out = NULL;
-    if (!m->msgs.count || !m->msgs_unsorted)
-        return BTC_OK; /* none, or already in time order: streamed from the spool */
-    struct btc_msg_rec *v = malloc(m->msgs.count * sizeof *v);
-    if (!v)
-        return BTC_ERR_NOMEM;
-    struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, &m->msgs) < 0) {
-        free(v);
-        return btcw_io_fail(wr, "message");
-    }
-    const uint8_t *p;
-    size_t n = 0;
-    int rc;
-    while ((rc = btc_spool_reader_next(&r, &p)) > 0 && n < m->msgs.count)
-        memcpy(&v[n++], p, sizeof *v);
-    btc_spool_reader_close(&r);
-    if (rc < 0 || n != m->msgs.count) {
-        free(v);
-        return btcw_io_fail(wr, "message");
-    }
-    /* qsort is not stable; cmp_msg breaks ties by position. */
-    qsort(v, n, sizeof *v, cmp_msg);
-    *out = v;
-    return BTC_OK;
-}
-
-static void put_message(struct writer *wr, uint64_t key, int64_t *ref, const struct btc_msg_rec *v)
-{
-    struct fw *w = &wr->w;
-    put_u64(w, key);
-    put_wto(w, ref, v->time);
-    int64_t text;
-    if (v->text & BTC_MSG_TEXT_IS_KEY)
-        text = btcw_key_string(wr, v->text & ~BTC_MSG_TEXT_IS_KEY);
-    else if (v->text & BTC_MSG_TEXT_IS_SPOOLED)
-        text = (int64_t)(wr->texts_base + (v->text & ~BTC_MSG_TEXT_IS_SPOOLED));
-    else
-        text = (int64_t)v->text;
-    put_strref_idx(w, text < 0 ? wr->unknown : text);
-    put_u32(w, v->color);
-    put_u24(w, v->callstack);
-    if (wr->version >= BTC_GATE_MSG_META) {
-        put_u8(w, v->meta & 0xF);
-        put_u8(w, v->meta >> 4);
-    }
-}
-
-/* Messages from the sorted array, or, when they arrived in time order
- * (v NULL), straight from the spool. A message's key is its position. */
-static int write_messages(struct writer *wr, const struct btc_msg_rec *v)
-{
-    struct btc_model *m = wr->m;
-    put_u64(&wr->w, m->msgs.count);
-    int64_t ref = 0;
-    if (v) {
-        for (uint64_t i = 0; i < m->msgs.count; i++)
-            put_message(wr, i, &ref, &v[i]);
-        return BTC_OK;
-    }
-    struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, &m->msgs) < 0)
-        return btcw_io_fail(wr, "message");
-    const uint8_t *p;
-    int rc;
-    uint64_t i = 0;
-    while ((rc = btc_spool_reader_next(&r, &p)) > 0 && i < m->msgs.count) {
-        struct btc_msg_rec rec;
-        memcpy(&rec, p, sizeof rec);
-        put_message(wr, i++, &ref, &rec);
-    }
-    btc_spool_reader_close(&r);
-    return rc < 0 || i != m->msgs.count ? btcw_io_fail(wr, "message") : BTC_OK;
-}
-
-/* The keys of one thread's messages. */
-static int write_thread_messages(struct writer *wr, const struct btc_msg_rec *v, uint32_t thread)
-{
-    struct btc_model *m = wr->m;
-    if (v) {
-        for (uint64_t k = 0; k < m->msgs.count; k++)
-            if (v[k].thread == thread)
-                put_u64(&wr->w, k);
-        return BTC_OK;
-    }
-    struct btc_spool_reader r;
-    if (btc_spool_reader_open(&r, &m->msgs) < 0)
-        return btcw_io_fail(wr, "message");
-    const uint8_t *p;
-    int rc;
-    uint64_t k = 0;
-    while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-        struct btc_msg_rec rec;
-        memcpy(&rec, p, sizeof rec);
-        if (rec.thread == thread)
-            put_u64(&wr->w, k);
-        k++;
-    }
-    btc_spool_reader_close(&r);
-    return rc < 0 ? btcw_io_fail(wr, "message") : BTC_OK;
 }
 
 static int write_extras(struct writer *wr)
@@ -501,7 +388,7 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         rc = write_timeline(wr, own, (uint32_t)i, t->top_zones);
         put_u64(w, t->messages);
         if (rc >= 0 && t->messages)
-            rc = write_thread_messages(wr, msgs, (uint32_t)i);
+            rc = btcw_thread_messages(wr, msgs, (uint32_t)i);
         if (rc >= 0)
             rc = btcw_thread_samples(wr, (uint32_t)i);
     }
@@ -511,152 +398,6 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         free(split);
     }
     return rc;
-}
-
-struct plot_point {
-    int64_t time;
-    double value;
-    uint64_t seq;
-};
-
-static int cmp_point(const void *a, const void *b)
-{
-    const struct plot_point *x = a, *y = b;
-    if (x->time != y->time)
-        return x->time < y->time ? -1 : 1;
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
-}
-
-static int write_plots(struct writer *wr)
-{
-    struct btc_model *m = wr->m;
-    struct fw *w = &wr->w;
-    put_u64(w, m->plots.len);
-    for (size_t i = 0; i < m->plots.len; i++) {
-        struct btc_plot *pl = btc_vec_at(&m->plots, i);
-        put_u8(w, pl->type);
-        put_u8(w, pl->format);
-        put_u8(w, pl->step);
-        put_u8(w, pl->fill);
-        put_u32(w, pl->color);
-        put_u64(w, pl->key);
-        put_f64(w, pl->count ? pl->min : 0);
-        put_f64(w, pl->count ? pl->max : 0);
-        put_f64(w, pl->sum);
-        put_u64(w, pl->count);
-        if (!pl->count)
-            continue;
-        if (!pl->unsorted) {
-            /* Points in time order (one thread): straight from the spool. */
-            struct btc_spool_reader r;
-            if (btc_spool_reader_open(&r, &m->plot_points) < 0)
-                return btcw_io_fail(wr, "plot");
-            const uint8_t *p;
-            int rc;
-            int64_t ref = 0;
-            uint64_t n = 0;
-            while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-                struct btc_plot_rec pr;
-                memcpy(&pr, p, sizeof pr);
-                if (pr.plot == i && n < pl->count) {
-                    put_wto(w, &ref, pr.time);
-                    put_f64(w, pr.value);
-                    n++;
-                }
-            }
-            btc_spool_reader_close(&r);
-            if (rc < 0 || n != pl->count)
-                return btcw_io_fail(wr, "plot");
-            continue;
-        }
-        /* Points of one plot from several threads may interleave out of
-         * order: sort them in memory (24 bytes a point, this plot only). */
-        struct plot_point *v = malloc(pl->count * sizeof *v);
-        if (!v)
-            return BTC_ERR_NOMEM;
-        struct btc_spool_reader r;
-        if (btc_spool_reader_open(&r, &m->plot_points) < 0) {
-            free(v);
-            return btcw_io_fail(wr, "plot");
-        }
-        const uint8_t *p;
-        int rc;
-        uint64_t n = 0;
-        while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-            struct btc_plot_rec pr;
-            memcpy(&pr, p, sizeof pr);
-            if (pr.plot == i && n < pl->count) {
-                v[n].time = pr.time;
-                v[n].value = pr.value;
-                v[n].seq = n;
-                n++;
-            }
-        }
-        btc_spool_reader_close(&r);
-        if (rc < 0 || n != pl->count) {
-            free(v);
-            return btcw_io_fail(wr, "plot");
-        }
-        qsort(v, n, sizeof *v, cmp_point);
-        int64_t ref = 0;
-        for (uint64_t k = 0; k < n; k++) {
-            put_wto(w, &ref, v[k].time);
-            put_f64(w, v[k].value);
-        }
-        free(v);
-    }
-    return BTC_OK;
-}
-
-static int write_memory(struct writer *wr)
-{
-    struct btc_model *m = wr->m;
-    struct fw *w = &wr->w;
-    put_u64(w, m->pools.len);
-    put_u64(w, m->mem.count);
-    for (size_t i = 0; i < m->pools.len; i++) {
-        struct btc_pool *pool = btc_vec_at(&m->pools, i);
-        put_u64(w, pool->name);
-        put_u64(w, pool->count);
-        put_u64(w, pool->count - pool->freed);
-        put_u64(w, pool->freed);
-        uint64_t high = 0, low = UINT64_MAX, usage = 0;
-        int64_t ref = 0;
-        struct btc_spool_reader r;
-        if (btc_spool_reader_open(&r, &m->mem) < 0)
-            return btcw_io_fail(wr, "memory");
-        const uint8_t *p;
-        int rc;
-        while ((rc = btc_spool_reader_next(&r, &p)) > 0) {
-            struct btc_mem_rec e;
-            memcpy(&e, p, sizeof e);
-            if (e.pool != i)
-                continue;
-            put_u64(w, e.ptr);
-            put_u64(w, e.size);
-            put_u24(w, e.cs_alloc);
-            put_u24(w, e.cs_free);
-            put_wto(w, &ref, e.time_alloc);
-            put_u64(w,
-                    e.time_free < 0 ? UINT64_MAX : (uint64_t)e.time_free - (uint64_t)e.time_alloc);
-            put_u16(w, e.thread_alloc);
-            put_u16(w, e.thread_free);
-            if (e.ptr + e.size > high)
-                high = e.ptr + e.size;
-            if (e.ptr < low)
-                low = e.ptr;
-            if (e.time_free < 0)
-                usage += e.size;
-        }
-        btc_spool_reader_close(&r);
-        if (rc < 0)
-            return btcw_io_fail(wr, "memory");
-        put_u64(w, high);
-        put_u64(w, low);
-        put_u64(w, usage);
-        put_u64(w, pool->name);
-    }
-    return BTC_OK;
 }
 
 static int cmp_cpu(const void *a, const void *b)
@@ -871,9 +612,9 @@ static int write_payload(struct writer *wr)
         return rc;
 
     struct btc_msg_rec *msgs;
-    if ((rc = load_messages(wr, &msgs)) < 0)
+    if ((rc = btcw_load_messages(wr, &msgs)) < 0)
         return rc;
-    rc = write_messages(wr, msgs);
+    rc = btcw_messages(wr, msgs);
     if (rc >= 0)
         rc = write_extras(wr);
     if (rc >= 0)
@@ -882,7 +623,7 @@ static int write_payload(struct writer *wr)
     if (rc < 0)
         return rc;
 
-    if ((rc = btcw_gpu(wr)) < 0 || (rc = write_plots(wr)) < 0 || (rc = write_memory(wr)) < 0)
+    if ((rc = btcw_gpu(wr)) < 0 || (rc = btcw_plots(wr)) < 0 || (rc = btcw_memory(wr)) < 0)
         return rc;
     if ((rc = btcw_callstacks(wr)) < 0)
         return rc;

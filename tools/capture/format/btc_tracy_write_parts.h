@@ -165,4 +165,13 @@ int btcw_sections(struct writer *wr);
 void btcw_gpu_hints(struct writer *wr);
 int btcw_gpu(struct writer *wr);
 
+/* Sections written by their own units. */
+struct btc_msg_rec;
+int btcw_load_messages(struct writer *wr,
+                       struct btc_msg_rec **out); /* btc_tracy_write_messages.c */
+int btcw_messages(struct writer *wr, const struct btc_msg_rec *v);
+int btcw_thread_messages(struct writer *wr, const struct btc_msg_rec *v, uint32_t thread);
+int btcw_plots(struct writer *wr); /* btc_tracy_write_plots.c */
+int btcw_memory(struct writer *wr);
+
 #endif
