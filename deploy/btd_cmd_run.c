@@ -351,10 +351,15 @@ int btd_cmd_run(const struct btd_options *o)
     struct run_result r = {0};
     char *owned_output = NULL;
 
-    int status = btd_binary_load(&d.program, o->program, "program");
+    /* A Python script: its program, the extension for the board's Python,
+     * is chosen once the board's Python is known (btd_python_prepare). */
+    d.python = o->python;
+    int status = o->python ? btd_python_check_script(o->program)
+                           : btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
-    btd_program_tracing(&d.program);
+    if (!o->python)
+        btd_program_tracing(&d.program);
     /* Without --capture the default one is chosen for the board's
      * architecture once it is known (btd_deploy_prepare). */
     d.want_capture = true;
@@ -422,6 +427,7 @@ int btd_cmd_run(const struct btd_options *o)
             btd_conn_close(&d.conn);
             free(d.libs);
             free(d.extras);
+            free(d.python_paths);
             free(owned_output);
             return BTD_EXIT_OK;
         }
@@ -566,6 +572,7 @@ int btd_cmd_run(const struct btd_options *o)
     btd_conn_close(&d.conn);
     free(d.libs);
     free(d.extras);
+    free(d.python_paths);
     free(owned_output);
     return status;
 }
