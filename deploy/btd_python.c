@@ -82,11 +82,24 @@ int btd_python_prepare(struct btd_deploy *d)
 {
     const struct btd_board *b = &d->board;
     const char *where = d->conn.where;
-    char dir[4096];
-    if (d->o->python_path)
+    /* The board build's Python folder: given, else beside an installed
+     * boardtrace (PREFIX/share/boardtrace/ARCH/python), else the build
+     * tree's board build, for the CLI of that build tree. */
+    char dir[4096] = "";
+    if (d->o->python_path) {
         snprintf(dir, sizeof dir, "%s", d->o->python_path);
-    else
-        snprintf(dir, sizeof dir, "%s/cross/%s/runtime/python", BTD_BINARY_DIR, b->arch);
+    } else {
+        char exe[1024] = "";
+        ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        exe[len > 0 ? len : 0] = '\0';
+        char *slash = strrchr(exe, '/');
+        if (slash)
+            *slash = '\0';
+        if (BTD_BINARY_DIR[0] && strcmp(exe, BTD_BINARY_DIR "/deploy") == 0)
+            snprintf(dir, sizeof dir, "%s/cross/%s/runtime/python", BTD_BINARY_DIR, b->arch);
+        else
+            snprintf(dir, sizeof dir, "%s/../share/boardtrace/%s/python", exe, b->arch);
+    }
     char ext[4400] = "", built[16] = "";
     bool have_ext = find_extension(dir, ext, sizeof ext, built, sizeof built) == 0;
     /* The board first: without a python3 no extension can help. */
