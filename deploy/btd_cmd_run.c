@@ -112,6 +112,15 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "folder", d->board.dir[0] ? d->board.dir : NULL);
     btd_json_end_object(&j);
     binary_json(&j, "program", &d->program);
+    /* run --python: the program above is the extension; what ran it. */
+    if (d->python) {
+        btd_json_begin_object(&j, "python");
+        btd_json_string(&j, "script", o->program);
+        btd_json_string(&j, "interpreter", d->board.python[0] ? d->board.python_real : NULL);
+        btd_json_string(&j, "version", d->board.python_version[0] ? d->board.python_version : NULL);
+        btd_json_string(&j, "extension", d->python_ext[0] ? d->python_ext : NULL);
+        btd_json_end_object(&j);
+    }
     btd_json_begin_object(&j, "libraries");
     if (d->libs) {
         btd_json_string(&j, "sysroot", d->libs->sysroot);

@@ -293,6 +293,16 @@ static void a_python_script_runs_on_the_boards_own_python3(void **state)
     assert_non_null(strstr(r.out, "program output\n"));
     assert_non_null(strstr(r.out, "  program   exit status 0\n"));
     result_free(&r);
+    /* The record says what ran the script. */
+    char record[640], want[700];
+    snprintf(record, sizeof record, "%s.json", out);
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    snprintf(want, sizeof want, "\"python\": {\n    \"script\": \"%s\",\n", script);
+    assert_non_null(strstr(json, want));
+    assert_non_null(strstr(json, "    \"interpreter\": \"/usr/bin/python3.13\",\n"
+                                 "    \"version\": \"3.13\",\n"));
+    free(json);
     assert_int_equal(zone_count(out, "fib", "/program.py"), 177 + 15);
     assert_int_equal(zone_count(out, "work", "/program.py"), 1);
     assert_int_equal(zone_count(out, "Shape.area", "/program.py"), 4);
