@@ -41,6 +41,11 @@ if(NOT CMAKE_CROSSCOMPILING AND PROJECT_IS_TOP_LEVEL AND ENABLE_TRACY)
     foreach(arch IN LISTS BT_CROSS_TARGETS)
         install(PROGRAMS "${PROJECT_BINARY_DIR}/cross/${arch}/tools/capture/boardtrace-capture"
                 DESTINATION ${CMAKE_INSTALL_DATADIR}/boardtrace/${arch})
+        # The Python folder `run --python` uploads, when the board build made
+        # the extension for the board's Python (BT_PYTHON_SYSROOT_<arch>).
+        install(DIRECTORY "${PROJECT_BINARY_DIR}/cross/${arch}/runtime/python/"
+                DESTINATION ${CMAKE_INSTALL_DATADIR}/boardtrace/${arch}/python OPTIONAL
+                FILES_MATCHING PATTERN "*.py" PATTERN "_boardtrace.*.so" PATTERN "CMakeFiles" EXCLUDE)
     endforeach()
 endif()
 

@@ -69,6 +69,10 @@ static const char usage_text[] =
     "                             (repeatable; verified like it)\n"
     "  --cwd DIR                  run, live: the program's working folder on the\n"
     "                             board (relative: to the run's folder, the default)\n"
+    "  --python                   run: PROGRAM is a Python script: the board's python3\n"
+    "                             runs it under python3 -m boardtrace\n"
+    "  --python-path DIR          run --python: the board build's Python folder\n"
+    "                             (default: this build's cross/ARCH/runtime/python)\n"
     "  --remote-dir DIR           folder on the board for the private temporary\n"
     "                             folder (default ${TMPDIR:-/tmp} on the board)\n"
     "  --keep                     keep the board's folder (default: removed after a\n"
@@ -150,6 +154,8 @@ enum {
     OPT_RECOVER,
     OPT_UPLOAD,
     OPT_CWD,
+    OPT_PYTHON,
+    OPT_PYTHON_PATH,
     OPT_RECONNECT,
     OPT_HELP,
     OPT_VERSION,
@@ -170,6 +176,8 @@ static const struct option long_options[] = {
     {"env", required_argument, NULL, OPT_ENV},
     {"upload", required_argument, NULL, OPT_UPLOAD},
     {"cwd", required_argument, NULL, OPT_CWD},
+    {"python", no_argument, NULL, OPT_PYTHON},
+    {"python-path", required_argument, NULL, OPT_PYTHON_PATH},
     {"remote-dir", required_argument, NULL, OPT_REMOTE_DIR},
     {"keep", no_argument, NULL, OPT_KEEP},
     {"force", no_argument, NULL, 'f'},
@@ -217,6 +225,8 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_DETACH:
     case OPT_RECONNECT:
     case OPT_NO_STRIP:
+    case OPT_PYTHON:
+    case OPT_PYTHON_PATH:
         return c == BTD_CMD_RUN;
     case OPT_STOP:
     case OPT_RECOVER:
@@ -375,6 +385,16 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             }
             o->uploads[o->upload_count++] = optarg;
             break;
+        case OPT_PYTHON:
+            o->python = true;
+            break;
+        case OPT_PYTHON_PATH:
+            if (!optarg[0]) {
+                btd_error("--python-path: expected a folder");
+                return BTD_EXIT_USAGE;
+            }
+            o->python_path = optarg;
+            break;
         case OPT_CWD:
             if (!optarg[0]) {
                 btd_error("--cwd: expected a folder on the board");
@@ -472,6 +492,10 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         if (rest < 1) {
             btd_error("%s: no PROGRAM given (usage: boardtrace %s [OPTIONS] PROGRAM [-- ARGS...])",
                       cmd, cmd);
+            return BTD_EXIT_USAGE;
+        }
+        if (o->python_path && !o->python) {
+            btd_error("run: --python-path is for a Python script: add --python");
             return BTD_EXIT_USAGE;
         }
         o->program = restv[0];

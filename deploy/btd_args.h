@@ -8,6 +8,9 @@
 
 /* --upload files a run may take. */
 enum { BTD_MAX_UPLOADS = 64 };
+/* Files uploaded beside the program: those, and run --python's script and
+ * its four package files. */
+enum { BTD_MAX_EXTRAS = BTD_MAX_UPLOADS + 5 };
 
 enum btd_command {
     BTD_CMD_RUN,
@@ -32,8 +35,10 @@ struct btd_options {
     int env_count;
     const char **uploads; /* run, live: files placed beside the program */
     int upload_count;
-    const char *cwd;        /* run, live: the program's working folder on the board */
-    const char *remote_dir; /* base folder on the board, default ${TMPDIR:-/tmp} */
+    const char *cwd;         /* run, live: the program's working folder on the board */
+    bool python;             /* run: PROGRAM is a Python script, run by the board's python3 */
+    const char *python_path; /* run --python: the board build's Python folder */
+    const char *remote_dir;  /* base folder on the board, default ${TMPDIR:-/tmp} */
     bool keep;
     bool force;               /* run: replace an existing output */
     int local_port;           /* live: 127.0.0.1 port for the GUI */

@@ -60,7 +60,29 @@ static const char probe_script[] =
     "    printf 'loader %s\n' \"$l\"; getconf GNU_LIBC_VERSION 2>/dev/null | sed 's/^/libc /'\n"
     "    break\n"
     "  fi\n"
-    "done\n";
+    "done\n"
+    /* Its Python for `run --python`: found on PATH by the shell, its version
+     * from the file python3 leads to (python3.13), so no interpreter starts. */
+    "if p=$(command -v python3 2>/dev/null); then\n"
+    "  printf 'python %s %s\\n' \"$(readlink -f \"$p\" 2>/dev/null || echo \"$p\")\" \"$p\"\n"
+    "fi\n";
+
+/* "REAL PATH": the interpreter's real file (python3.13) and how PATH named
+ * it; X.Y from the real file's name, "" when it has none. */
+static void board_python(struct btd_board *b, const char *val)
+{
+    const char *sp = strchr(val, ' ');
+    size_t real_len = sp ? (size_t)(sp - val) : strlen(val);
+    snprintf(b->python, sizeof b->python, "%s", sp ? sp + 1 : val);
+    snprintf(b->python_real, sizeof b->python_real, "%.*s", (int)real_len, val);
+    b->python_version[0] = '\0';
+    const char *base = strrchr(b->python_real, '/');
+    base = base ? base + 1 : b->python_real;
+    unsigned major, minor;
+    char tail;
+    if (sscanf(base, "python%u.%u%c", &major, &minor, &tail) == 2)
+        snprintf(b->python_version, sizeof b->python_version, "%u.%u", major, minor);
+}
 
 void btd_board_parse(const char *text, struct btd_board *b)
 {
@@ -108,6 +130,8 @@ void btd_board_parse(const char *text, struct btd_board *b)
             snprintf(b->loader, sizeof b->loader, "%s", val);
         else if (strcmp(line, "libc") == 0)
             snprintf(b->libc, sizeof b->libc, "%s", val);
+        else if (strcmp(line, "python") == 0)
+            board_python(b, val);
         else if (strcmp(line, "paranoid") == 0)
             snprintf(b->perf_paranoid, sizeof b->perf_paranoid, "%s", val);
         else if (strcmp(line, "port") == 0) {

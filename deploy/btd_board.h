@@ -1,7 +1,8 @@
 /* What boardtrace learns about a board in one round trip: architecture,
  * `uname -a`, a private temporary folder, free space there, TCP ports in use,
  * what tracing modes 3-4 need (/proc/self/exe, exec permission), and the
- * board's own C library (its loader, glibc's version). */
+ * board's own C library (its loader, glibc's version) and Python (python3's
+ * version). */
 #ifndef BTD_BOARD_H
 #define BTD_BOARD_H
 
@@ -30,6 +31,9 @@ struct btd_board {
     char perf_paranoid[16];
     char loader[256];               /* the board's own dynamic loader, "" none */
     char libc[64];                  /* "glibc 2.41" when the board says, else "" */
+    char python[256];               /* python3 as PATH finds it, "" none */
+    char python_real[256];          /* the file it leads to (/usr/bin/python3.13) */
+    char python_version[16];        /* "3.13" from that file's name, "" unknown */
     int ports[BTD_BOARD_MAX_PORTS]; /* local TCP ports in use, any state */
     int nports;
     int ephemeral_lo, ephemeral_hi; /* ip_local_port_range, 0 0 if unknown */

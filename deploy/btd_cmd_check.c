@@ -88,6 +88,14 @@ int btd_cmd_check(const struct btd_options *o)
         line("C library", "%s",
              "none (no dynamic loader): static programs run as they are, dynamic ones with "
              "the loader and libraries run brings");
+    /* Python programs (`run --python`) run on the board's own python3. */
+    if (b->python[0] && b->python_version[0])
+        line("Python", "%s (%s): `run --python` needs the extension built for Python %s",
+             b->python_version, b->python_real, b->python_version);
+    else if (b->python[0])
+        line("Python", "%s (%s): its version is not in its file name", b->python, b->python_real);
+    else
+        line("Python", "%s", "none (no python3 on PATH): `run --python` cannot run here");
     char ports[64];
     snprintf(ports, sizeof ports, "%d TCP ports in use (local and remote ends)", b->nports);
     line("network", "%s", ports);

@@ -112,6 +112,15 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "folder", d->board.dir[0] ? d->board.dir : NULL);
     btd_json_end_object(&j);
     binary_json(&j, "program", &d->program);
+    /* run --python: the program above is the extension; what ran it. */
+    if (d->python) {
+        btd_json_begin_object(&j, "python");
+        btd_json_string(&j, "script", o->program);
+        btd_json_string(&j, "interpreter", d->board.python[0] ? d->board.python_real : NULL);
+        btd_json_string(&j, "version", d->board.python_version[0] ? d->board.python_version : NULL);
+        btd_json_string(&j, "extension", d->python_ext[0] ? d->python_ext : NULL);
+        btd_json_end_object(&j);
+    }
     btd_json_begin_object(&j, "libraries");
     if (d->libs) {
         btd_json_string(&j, "sysroot", d->libs->sysroot);
@@ -354,10 +363,15 @@ int btd_cmd_run(const struct btd_options *o)
     struct run_result r = {0};
     char *owned_output = NULL;
 
-    int status = btd_binary_load(&d.program, o->program, "program");
+    /* A Python script: its program, the extension for the board's Python,
+     * is chosen once the board's Python is known (btd_python_prepare). */
+    d.python = o->python;
+    int status = o->python ? btd_python_check_script(o->program)
+                           : btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
-    btd_program_tracing(&d.program);
+    if (!o->python)
+        btd_program_tracing(&d.program);
     /* Without --capture the default one is chosen for the board's
      * architecture once it is known (btd_deploy_prepare). */
     d.want_capture = true;
@@ -425,6 +439,7 @@ int btd_cmd_run(const struct btd_options *o)
             btd_conn_close(&d.conn);
             free(d.libs);
             free(d.extras);
+            free(d.python_paths);
             free(owned_output);
             return BTD_EXIT_OK;
         }
@@ -569,6 +584,7 @@ int btd_cmd_run(const struct btd_options *o)
     btd_conn_close(&d.conn);
     free(d.libs);
     free(d.extras);
+    free(d.python_paths);
     free(owned_output);
     return status;
 }

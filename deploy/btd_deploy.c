@@ -65,7 +65,8 @@ bool btd_board_name_reserved(const char *name)
     for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
         if (strcmp(name, reserved[i]) == 0)
             return true;
-    return false;
+    /* run --python's package files and the folder they are laid out in. */
+    return strncmp(name, "bt-python", strlen("bt-python")) == 0;
 }
 
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role)
@@ -212,13 +213,18 @@ int btd_deploy_prepare(struct btd_deploy *d)
     }
     btd_note("board %s: %s, %s", d->conn.where, b->uname_m, b->uname);
     int status = btd_interrupted ? BTD_EXIT_INTERRUPTED : BTD_EXIT_OK;
-    if (d->want_capture && !d->has_capture) {
+    /* A Python script: the board's python3 first; the extension for it is
+     * the program. */
+    if (status == BTD_EXIT_OK && d->python)
+        status = btd_python_prepare(d);
+    if (status == BTD_EXIT_OK && d->want_capture && !d->has_capture) {
         status = btd_find_capture(b->arch, d->capture_path, sizeof d->capture_path);
         if (status == BTD_EXIT_OK)
             status = btd_binary_load(&d->capture, d->capture_path, "capture");
         d->has_capture = status == BTD_EXIT_OK;
     }
-    const struct btd_binary *wrong = strcmp(b->arch, d->program.arch) != 0 ? &d->program
+    const struct btd_binary *wrong = status != BTD_EXIT_OK                   ? NULL
+                                     : strcmp(b->arch, d->program.arch) != 0 ? &d->program
                                      : d->has_capture && strcmp(b->arch, d->capture.arch) != 0
                                          ? &d->capture
                                          : NULL;
@@ -228,7 +234,10 @@ int btd_deploy_prepare(struct btd_deploy *d)
     } else if (wrong) {
         btd_error("architecture mismatch: the board %s is %s (uname -m: %s) but the %s %s is "
                   "built for %s (ELF machine %u); nothing was uploaded",
-                  d->conn.where, b->arch, b->uname_m, wrong == &d->program ? "program" : "capture",
+                  d->conn.where, b->arch, b->uname_m,
+                  wrong != &d->program ? "capture"
+                  : d->python          ? "Python extension"
+                                       : "program",
                   wrong->path, wrong->arch, wrong->elf.machine);
         status = BTD_EXIT_BOARD;
     } else if (!b->dir[0]) {

@@ -32,8 +32,11 @@ static const char exits[] =
 
 static const char run_about[] =
     "Usage: boardtrace run [OPTIONS] PROGRAM [-- ARGS...]\n"
+    "       boardtrace run [OPTIONS] --python SCRIPT [-- ARGS...]\n"
     "Uploads PROGRAM and a capture for the board, runs both there, pulls the\n"
     "trace back to OUT, writes the run's record to OUT.json and prints a summary.\n"
+    "With --python, SCRIPT runs on the board's own python3 under\n"
+    "`python3 -m boardtrace`, with the extension built for that Python.\n"
     "\n"
     "Run:\n"
     "  -o, --output OUT           the trace (default PROGRAM.tracy); OUT.part while\n"
@@ -48,6 +51,10 @@ static const char run_about[] =
     "                             verified like it)\n"
     "  --cwd DIR                  the program's working folder on the board\n"
     "                             (relative: to the run's folder, the default)\n"
+    "  --python                   PROGRAM is a Python script: every call a zone\n"
+    "  --python-path DIR          the board build's Python folder (boardtrace/ with\n"
+    "                             the extension, tracy_client/; default: this\n"
+    "                             build's cross/ARCH/runtime/python)\n"
     "  --ready-timeout N          seconds the program has to open its tracing port\n"
     "                             (default 30)\n"
     "  --capture-memory PERCENT   the capture stops capturing (keeping its trace)\n"

@@ -9,6 +9,7 @@
 #include "btd_elf.h"
 #include "btd_interrupt.h"
 #include "btd_libs.h"
+#include "btd_run.h"
 #include "btd_ssh.h"
 #include "btd_xfer.h"
 
@@ -53,6 +54,10 @@ struct btd_deploy {
     struct btd_libs *libs;    /* brought to the board for a dynamic program, NULL none */
     struct btd_extra *extras; /* --upload files, extra_count of them */
     int extra_count;
+    bool python;           /* run --python: the program is python_ext, run by the board's python3 */
+    char python_dir[4096]; /* the board build's Python folder */
+    char python_ext[4400]; /* the extension in it, for the board's Python */
+    char (*python_paths)[4200]; /* the package files uploaded (BTD_PYTHON_FILES) */
     double t_start, t_preflight, t_upload, t_run, t_pull;
     int connect_timeout_s; /* for btd_deploy_connect; 0: 20 s */
 };
@@ -71,6 +76,13 @@ bool btd_board_name_reserved(const char *name);
  * the folder), then uploads them beside the program (btd_uploads.c). */
 int btd_uploads_check(struct btd_deploy *d);
 int btd_uploads_send(struct btd_deploy *d);
+
+/* The script: a regular file here. */
+int btd_python_check_script(const char *script);
+/* After the board probe: the board's python3 there and of the version the
+ * extension for its architecture is built for; that extension loaded as the
+ * program. Errors say what the board has and what is needed. */
+int btd_python_prepare(struct btd_deploy *d);
 
 /* Reads a binary's ELF header (and size, toolchain). */
 int btd_binary_load(struct btd_binary *b, const char *path, const char *role);

@@ -8,6 +8,7 @@
 #include "btd_buf.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct btd_supervisor {
@@ -35,7 +36,22 @@ struct btd_supervisor {
     const char *const *extra_shas;
     int extra_count;
     const char *cwd; /* the program's working folder (relative: to dir), NULL dir */
+    /* run --python: the board's python3 runs python_script (a file in dir)
+     * under -m boardtrace, the program being the extension, laid out with
+     * the package files (extra names "bt-python-PKG-FILE") in dir/bt-python,
+     * the folder on PYTHONPATH. NULL: the program runs itself. */
+    const char *python;
+    const char *python_script;
 };
+
+/* run --python (btd_python.c): the package files under the Python folder,
+ * uploaded as BTD_PYTHON_PREFIX + the path with '/' as '-', and where they
+ * are laid out on the board. */
+enum { BTD_PYTHON_FILES = 4 };
+#define BTD_PYTHON_PREFIX "bt-python-"
+#define BTD_PYTHON_DIR    "bt-python"
+extern const char *const btd_python_files[BTD_PYTHON_FILES];
+void btd_python_board_name(const char *file, char *out, size_t outlen);
 
 /* Appends the script to cmd. Every value from the user is quoted. */
 void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s);

@@ -45,7 +45,7 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
     s->trace_size = -1;
     make_token(s->token, sizeof s->token);
     const struct btd_options *o = d->o;
-    const char *extra_names[BTD_MAX_UPLOADS], *extra_shas[BTD_MAX_UPLOADS];
+    const char *extra_names[BTD_MAX_EXTRAS], *extra_shas[BTD_MAX_EXTRAS];
     for (int i = 0; i < d->extra_count; i++) {
         extra_names[i] = d->extras[i].name;
         extra_shas[i] = d->extras[i].sha;
@@ -78,6 +78,8 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .extra_shas = extra_shas,
         .extra_count = d->extra_count,
         .cwd = o->cwd,
+        .python = d->python ? d->board.python : NULL,
+        .python_script = d->python ? d->extras[d->extra_count - 1 - BTD_PYTHON_FILES].name : NULL,
     };
     struct btd_buf cmd = {0};
     btd_supervisor_script(&cmd, &sup);

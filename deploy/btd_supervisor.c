@@ -106,10 +106,10 @@ static const char script_ready[] =
  * starts them: sha256sum prints "DIGEST  NAME" per file. */
 static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
 {
-    const char *names[2 + BTD_MAX_UPLOADS] = {s->program, s->capture};
-    const char *shas[2 + BTD_MAX_UPLOADS] = {s->program_sha, s->capture_sha};
+    const char *names[2 + BTD_MAX_EXTRAS] = {s->program, s->capture};
+    const char *shas[2 + BTD_MAX_EXTRAS] = {s->program_sha, s->capture_sha};
     int n = s->capture ? 2 : 1, programs = n;
-    for (int i = 0; i < s->extra_count && i < BTD_MAX_UPLOADS; i++) {
+    for (int i = 0; i < s->extra_count && i < BTD_MAX_EXTRAS; i++) {
         names[n] = s->extra_names[i];
         shas[n++] = s->extra_shas[i];
     }
@@ -132,6 +132,24 @@ static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
         btd_buf_printf(cmd, " \"${%d:-none}\"; finish; }\n", 2 * i + 1);
     }
     btd_buf_puts(cmd, "say verified\n");
+}
+
+/* run --python: the verified files linked into the package folders on
+ * PYTHONPATH (a failure shows as the program's import error). */
+static void python_layout(struct btd_buf *cmd, const struct btd_supervisor *s)
+{
+    btd_buf_puts(cmd, "mkdir -p " BTD_PYTHON_DIR "/boardtrace " BTD_PYTHON_DIR
+                      "/tracy_client && ln -sf \"$D\"/");
+    btd_quote_append(cmd, s->program);
+    btd_buf_puts(cmd, " " BTD_PYTHON_DIR "/boardtrace/");
+    btd_quote_append(cmd, s->program);
+    for (int i = 0; i < BTD_PYTHON_FILES; i++) {
+        char name[256];
+        btd_python_board_name(btd_python_files[i], name, sizeof name);
+        btd_buf_printf(cmd, " && ln -sf \"$D\"/%s " BTD_PYTHON_DIR "/%s", name,
+                       btd_python_files[i]);
+    }
+    btd_buf_puts(cmd, "\n");
 }
 
 void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
@@ -159,6 +177,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     btd_buf_printf(cmd, "P=%d\nH=%04X\nRT=%d\n", s->port, s->port, s->ready_timeout);
     btd_buf_puts(cmd, script_head);
     verify_uploads(cmd, s);
+    if (s->python)
+        python_layout(cmd, s);
     if (s->capture) {
         btd_buf_puts(cmd, "CAP=");
         btd_quote_append(cmd, s->capture);
@@ -194,6 +214,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     }
     btd_buf_printf(
         cmd, " TRACY_NO_EXIT=1 TRACY_ONLY_LOCALHOST=1 TRACY_NO_BROADCAST=1 TRACY_PORT=%d", s->port);
+    if (s->python)
+        btd_buf_puts(cmd, " PYTHONPATH=\"$D\"/" BTD_PYTHON_DIR);
     for (int i = 0; i < s->env_count; i++) {
         const char *eq = strchr(s->env[i], '=');
         btd_buf_puts(cmd, " ");
@@ -202,7 +224,13 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     }
     if (s->cwd)
         btd_buf_puts(cmd, "\nexec");
-    if (s->loader) {
+    if (s->python) {
+        /* The board's own python3, the script by its full path. */
+        btd_buf_puts(cmd, " ");
+        btd_quote_append(cmd, s->python);
+        btd_buf_puts(cmd, " -m boardtrace \"$D\"/");
+        btd_quote_append(cmd, s->python_script);
+    } else if (s->loader) {
         /* The board's own loader and libraries are not used: ours runs the
          * program by its full path, so it still knows its own file. */
         btd_buf_printf(cmd, " %slib/", here);
@@ -212,7 +240,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
     } else {
         btd_buf_printf(cmd, " %s", here);
     }
-    btd_quote_append(cmd, s->program);
+    if (!s->python)
+        btd_quote_append(cmd, s->program);
     for (int i = 0; i < s->arg_count; i++) {
         btd_buf_puts(cmd, " ");
         btd_quote_append(cmd, s->args[i]);

@@ -15,35 +15,47 @@
 int btd_uploads_check(struct btd_deploy *d)
 {
     const struct btd_options *o = d->o;
-    if (!o->upload_count)
+    /* run --python: the script and the packages' files after the user's. */
+    int total = o->upload_count + (d->python ? 1 + BTD_PYTHON_FILES : 0);
+    if (!total)
         return BTD_EXIT_OK;
-    d->extras = calloc((size_t)o->upload_count, sizeof *d->extras);
-    if (!d->extras) {
+    d->extras = calloc((size_t)total, sizeof *d->extras);
+    if (d->python)
+        d->python_paths = calloc(BTD_PYTHON_FILES, sizeof *d->python_paths);
+    if (!d->extras || (d->python && !d->python_paths)) {
         btd_error("out of memory");
         return BTD_EXIT_LOCAL;
     }
-    for (int i = 0; i < o->upload_count; i++) {
+    for (int i = 0; i < total; i++) {
         struct btd_extra *x = &d->extras[i];
-        x->path = o->uploads[i];
+        int py = i - o->upload_count - 1; /* the package file's index, -1 the script */
+        const char *opt = py >= -1 ? "--python" : "--upload";
+        x->path = py >= 0 ? d->python_paths[py] : py == -1 ? o->program : o->uploads[i];
+        if (py >= 0)
+            snprintf(d->python_paths[py], sizeof d->python_paths[py], "%s/%s", d->python_dir,
+                     btd_python_files[py]);
         struct stat st;
         if (stat(x->path, &st) != 0) {
-            btd_error("--upload %s: cannot read: %s", x->path, strerror(errno));
+            btd_error("%s %s: cannot read: %s", opt, x->path, strerror(errno));
             return BTD_EXIT_LOCAL;
         }
         if (!S_ISREG(st.st_mode)) {
-            btd_error("--upload %s: expected a regular file", x->path);
+            btd_error("%s %s: expected a regular file", opt, x->path);
             return BTD_EXIT_LOCAL;
         }
         const char *base = strrchr(x->path, '/');
         base = base ? base + 1 : x->path;
-        if ((size_t)snprintf(x->name, sizeof x->name, "%s", base) >= sizeof x->name) {
-            btd_error("--upload %s: the file name is longer than %zu bytes", x->path,
+        if (py >= 0) {
+            btd_python_board_name(btd_python_files[py], x->name, sizeof x->name);
+        } else if ((size_t)snprintf(x->name, sizeof x->name, "%s", base) >= sizeof x->name) {
+            btd_error("%s %s: the file name is longer than %zu bytes", opt, x->path,
                       sizeof x->name - 1);
             return BTD_EXIT_LOCAL;
         }
         /* The program finds the file by its own name: one the run's folder
          * uses itself, or that another upload takes, cannot be. */
-        const char *clash = btd_board_name_reserved(x->name) ? "one of boardtrace's own files"
+        const char *clash = py >= 0                            ? NULL
+                            : btd_board_name_reserved(x->name) ? "one of boardtrace's own files"
                             : strcmp(x->name, d->program.name) == 0 ? "the program's"
                             : d->has_capture && strcmp(x->name, d->capture.name) == 0
                                 ? "the capture's"
@@ -52,7 +64,7 @@ int btd_uploads_check(struct btd_deploy *d)
             if (strcmp(x->name, d->extras[k].name) == 0)
                 clash = "another --upload's";
         if (clash) {
-            btd_error("--upload %s: its name %s on the board is %s; rename the file", x->path,
+            btd_error("%s %s: its name %s on the board is %s; rename the file", opt, x->path,
                       x->name, clash);
             return BTD_EXIT_LOCAL;
         }

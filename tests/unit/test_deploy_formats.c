@@ -146,8 +146,12 @@ static void the_board_probe_answer_is_understood(void **state)
                     "maps 1\nexe 1\n"
                     /* sysctls come as grep -H prints them */
                     "/proc/sys/net/ipv4/ip_local_port_range:32768\t60999\n"
-                    "/proc/sys/kernel/perf_event_paranoid:-1\n",
+                    "/proc/sys/kernel/perf_event_paranoid:-1\n"
+                    "python /usr/bin/python3.13 /usr/bin/python3\n",
                     &b);
+    assert_string_equal(b.python, "/usr/bin/python3");
+    assert_string_equal(b.python_real, "/usr/bin/python3.13");
+    assert_string_equal(b.python_version, "3.13");
     assert_string_equal(b.arch, "riscv64");
     assert_string_equal(b.uname, "Linux board 6.6.0 #1 SMP riscv64 GNU/Linux");
     assert_string_equal(b.dir, "/tmp/boardtrace.Ab12Cd");
@@ -163,6 +167,12 @@ static void the_board_probe_answer_is_understood(void **state)
     assert_string_equal(b.perf_paranoid, "-1");
     assert_int_equal(b.ephemeral_lo, 32768);
     assert_int_equal(b.ephemeral_hi, 60999);
+    /* A python3 that leads to no versioned file: found, version unknown. */
+    struct btd_board w;
+    memset(&w, 0, sizeof w);
+    btd_board_parse("arch aarch64\npython /opt/py/bin/python3 /opt/py/bin/python3\n", &w);
+    assert_string_equal(w.python, "/opt/py/bin/python3");
+    assert_string_equal(w.python_version, "");
     for (int i = 0; i < 50; i++) {
         int p = btd_board_free_port(&b);
         assert_true((p >= 10000 && p < 32768) || (p > 60999 && p <= 65535));

@@ -13,6 +13,10 @@
 #   newer-libc         print the folder holding a glibc newer than the
 #                      board's (aarch64: trixie's libc6), to link test
 #                      programs the board's glibc is too old for
+#   python-sysroot     print a folder holding the userland's Python headers
+#                      (usr/include/python3.X and its pyconfig.h), unpacked
+#                      from the cache once: what the extension for the
+#                      board's Python is built against (BT_PYTHON_SYSROOT)
 #   start [--no-sftp]  start the board (riscv64 unless --arch aarch64)
 #   stop               stop it and keep its state
 #   status             say whether it runs (exit 0) or not (exit 1)
@@ -263,6 +267,20 @@ newer-libc)
     [ -f "$newer/usr/lib/aarch64-linux-gnu/libc.so.6" ] ||
         die "no newer glibc in $newer; build it once with: tools/setup.sh --system (or $0 --arch aarch64 build)"
     printf '%s\n' "$newer/usr/lib/aarch64-linux-gnu"
+    ;;
+python-sysroot)
+    [ -f "$tarball" ] ||
+        die "no $debarch userland in $cache; build it once with: tools/setup.sh --system (or $0 --arch $arch build)"
+    py=$cache/$arch-$suite-$hash-python
+    if ! [ -f "$py/.done" ]; then
+        rm -rf "$py.part" && mkdir -p "$py.part"
+        zstd -dcq "$tarball" | tar -x -C "$py.part" --wildcards './usr/include/python3*' \
+            './usr/include/*-linux-gnu/python3*' ||
+            die "no Python headers in $tarball (python3-dev)"
+        touch "$py.part/.done"
+        rm -rf "$py" && mv "$py.part" "$py"
+    fi
+    printf '%s\n' "$py"
     ;;
 start) cmd_start "$@" ;;
 stop) cmd_stop ;;

@@ -23,8 +23,9 @@
 #include "deploy_support.h"
 
 /* argv: boardtrace debian.sh riscv64-dir aarch64-dir demo-dynamic cpp-dynamic
- *       host-capture aarch64-gcc fake-capture.c */
-static const char *aarch64_dir, *demo, *cpp, *host_capture, *aarch64_gcc, *fake_capture_src;
+ *       host-capture aarch64-gcc fake-capture.c riscv64-python-folder report */
+static const char *aarch64_dir, *demo, *cpp, *host_capture, *aarch64_gcc, *fake_capture_src,
+    *python_dir, *report;
 static struct board arm;
 
 static struct result run_on(const struct board *b, const char *const *rest)
@@ -54,6 +55,13 @@ static void check_names_the_boards_own_glibc_and_loader(void **state)
                                   "/lib/ld-linux-riscv64-lp64d.so.1: dynamic programs use the "
                                   "board's own"));
     assert_non_null(strstr(r.out, "transfer               SFTP"));
+    assert_non_null(strstr(r.out, "Python                 3.13 (/usr/bin/python3.13)"));
+    result_free(&r);
+    /* bookworm's Python is 3.11. */
+    board_args(&arm, argv + 2);
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, "Python                 3.11 (/usr/bin/python3.11)"));
     result_free(&r);
 }
 
@@ -206,12 +214,157 @@ static void a_glibc_older_than_the_programs_is_refused_before_the_upload(void **
     assert_int_equal(run_dirs_in(tmp), before);
 }
 
+/* test_python.py's known-counts program: a thread, recursion, a method, a
+ * generator, an exception caught two frames up; exits with argv[1]. */
+static const char python_program[] = "import sys, threading\n"
+                                     "def fib(n):\n"
+                                     "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+                                     "class Shape:\n"
+                                     "    def area(self, x):\n"
+                                     "        return sorted([3, 1, 2])[0] + x\n"
+                                     "def gen():\n"
+                                     "    for i in range(3):\n"
+                                     "        yield i\n"
+                                     "def raiser():\n"
+                                     "    raise ValueError('caught two frames up')\n"
+                                     "def middle():\n"
+                                     "    raiser()\n"
+                                     "def catcher():\n"
+                                     "    try:\n"
+                                     "        middle()\n"
+                                     "    except ValueError:\n"
+                                     "        pass\n"
+                                     "def work():\n"
+                                     "    fib(5)\n"
+                                     "t = threading.Thread(target=work, name='worker-1')\n"
+                                     "t.start()\n"
+                                     "t.join()\n"
+                                     "fib(10)\n"
+                                     "s = Shape()\n"
+                                     "for i in range(4):\n"
+                                     "    s.area(i)\n"
+                                     "list(gen())\n"
+                                     "catcher()\n"
+                                     "print('program output')\n"
+                                     "sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)\n";
+
+/* The zone count of function name whose source file ends with file, from
+ * boardtrace-report stats --csv (name,src_file,src_line,...,counts,...);
+ * -1 when there is no such row. */
+static long zone_count(const char *trace, const char *name, const char *file)
+{
+    const char *argv[] = {report, "stats", "--csv", trace, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 0);
+    long count = -1;
+    for (char *line = strtok(r.out, "\n"); line && count < 0; line = strtok(NULL, "\n")) {
+        char *f[6] = {line};
+        int n = 1;
+        for (char *c = line; *c && n < 6; c++)
+            if (*c == ',') {
+                *c = '\0';
+                f[n++] = c + 1;
+            }
+        size_t fl = strlen(f[1] ? f[1] : ""), want = strlen(file);
+        if (n == 6 && strcmp(f[0], name) == 0 && fl >= want && strcmp(f[1] + fl - want, file) == 0)
+            count = strtol(f[5], NULL, 10);
+    }
+    result_free(&r);
+    return count;
+}
+
+/* run --python: the script runs on trixie's own python3 (3.13) with the
+ * extension this build made against trixie's Python headers, the trace is
+ * captured and pulled as for any program: the same exact counts as on the
+ * host (test_python), the script's output and exit status kept. */
+static void a_python_script_runs_on_the_boards_own_python3(void **state)
+{
+    (void)state;
+    char script[600], out[600];
+    snprintf(script, sizeof script, "%s/program.py", work);
+    snprintf(out, sizeof out, "%s/python.tracy", work);
+    assert_int_equal(write_file(script, python_program, sizeof python_program - 1), 0);
+    const char *rest[] = {"-o", out, "--python", script, "--", "0", NULL};
+    struct result r = run_on(&board, rest);
+    assert_status(&r, 0);
+    assert_said(&r, "Python 3.13 on ");
+    assert_said(&r, "_boardtrace.cpython-313-riscv64-linux-gnu.so");
+    assert_non_null(strstr(r.out, "program output\n"));
+    assert_non_null(strstr(r.out, "  program   exit status 0\n"));
+    result_free(&r);
+    /* The record says what ran the script. */
+    char record[640], want[700];
+    snprintf(record, sizeof record, "%s.json", out);
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    snprintf(want, sizeof want, "\"python\": {\n    \"script\": \"%s\",\n", script);
+    assert_non_null(strstr(json, want));
+    assert_non_null(strstr(json, "    \"interpreter\": \"/usr/bin/python3.13\",\n"
+                                 "    \"version\": \"3.13\",\n"));
+    free(json);
+    assert_int_equal(zone_count(out, "fib", "/program.py"), 177 + 15);
+    assert_int_equal(zone_count(out, "work", "/program.py"), 1);
+    assert_int_equal(zone_count(out, "Shape.area", "/program.py"), 4);
+    assert_int_equal(zone_count(out, "builtins.sorted", "<built-in>"), 4);
+    assert_int_equal(zone_count(out, "gen", "/program.py"), 4);
+    assert_int_equal(zone_count(out, "raiser", "/program.py"), 1);
+    assert_int_equal(zone_count(out, "middle", "/program.py"), 1);
+    assert_int_equal(zone_count(out, "catcher", "/program.py"), 1);
+}
+
+/* A script that raises: Python's exit status 1 and its traceback come back,
+ * the run fails as a program's failure (13), and the trace is kept with
+ * what ran before. */
+static void a_python_script_that_raises_fails_with_its_traceback_and_the_trace_kept(void **state)
+{
+    (void)state;
+    char script[600], out[600];
+    snprintf(script, sizeof script, "%s/raises.py", work);
+    snprintf(out, sizeof out, "%s/raises.tracy", work);
+    static const char text[] = "def fib(n):\n"
+                               "    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+                               "fib(6)\n"
+                               "raise ValueError('the script failed')\n";
+    assert_int_equal(write_file(script, text, sizeof text - 1), 0);
+    const char *rest[] = {"-o", out, "--python", script, NULL};
+    struct result r = run_on(&board, rest);
+    assert_status(&r, 13);
+    assert_said(&r, "Traceback (most recent call last)");
+    assert_said(&r, "ValueError: the script failed");
+    assert_non_null(strstr(r.out, "  program   exit status 1\n"));
+    result_free(&r);
+    assert_int_equal(zone_count(out, "fib", "/raises.py"), 25);
+}
+
+/* The extension built for trixie's Python 3.13 on bookworm (3.11): refused
+ * before anything is uploaded, naming both versions. */
+static void a_python_other_than_the_extensions_is_refused_before_the_upload(void **state)
+{
+    (void)state;
+    char script[600], tmp[1100];
+    snprintf(script, sizeof script, "%s/program.py", work);
+    assert_int_equal(write_file(script, python_program, sizeof python_program - 1), 0);
+    snprintf(tmp, sizeof tmp, "%s/tmp", arm.rootfs);
+    int before = run_dirs_in(tmp);
+    const char *rest[] = {"-o",   "never.tracy", "--python-path", python_dir, "--python",
+                          script, NULL};
+    struct result r = run_on(&arm, rest);
+    assert_status(&r, 7);
+    assert_said(&r, "has Python 3.11 (/usr/bin/python3.11), but the extension ");
+    assert_said(&r, "_boardtrace.cpython-313-riscv64-linux-gnu.so is built for Python 3.13");
+    assert_said(&r, "nothing was uploaded");
+    assert_null(strstr(r.err, "upload "));
+    result_free(&r);
+    assert_int_equal(run_dirs_in(tmp), before);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 10) {
+    if (argc != 12) {
         fprintf(stderr,
                 "usage: %s BOARDTRACE DEBIAN_SH RISCV64_DIR AARCH64_DIR DEMO_DYNAMIC CPP_DYNAMIC "
-                "HOST_CAPTURE AARCH64_GCC FAKE_CAPTURE_C\n",
+                "HOST_CAPTURE AARCH64_GCC FAKE_CAPTURE_C RISCV64_PYTHON_DIR REPORT\n",
                 argv[0]);
         return 2;
     }
@@ -224,6 +377,8 @@ int main(int argc, char **argv)
     host_capture = argv[7];
     aarch64_gcc = argv[8];
     fake_capture_src = argv[9];
+    python_dir = argv[10];
+    report = argv[11];
     if (board_load(board_sh, aarch64_dir, &arm) != 0) {
         fprintf(stderr, "the aarch64 Debian board in %s is not running\n", aarch64_dir);
         return 1;
@@ -234,6 +389,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_cpp_program_runs_on_the_boards_own_libstdcxx),
         cmocka_unit_test(live_goes_through_the_boards_own_openssh),
         cmocka_unit_test(a_glibc_older_than_the_programs_is_refused_before_the_upload),
+        cmocka_unit_test(a_python_script_runs_on_the_boards_own_python3),
+        cmocka_unit_test(a_python_script_that_raises_fails_with_its_traceback_and_the_trace_kept),
+        cmocka_unit_test(a_python_other_than_the_extensions_is_refused_before_the_upload),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

@@ -459,7 +459,29 @@ static void check_reports_the_board(void **state)
     /* A busybox board: no loader of its own (the host's i386 one is no
      * riscv64 board's). */
     assert_non_null(strstr(r.out, "C library              none (no dynamic loader)"));
+    assert_non_null(strstr(r.out, "Python                 none (no python3 on PATH)"));
     assert_non_null(strstr(r.out, "ready for boardtrace run"));
+    result_free(&r);
+}
+
+/* run --python on a board without python3: refused in the preflight,
+ * naming what is missing, with nothing uploaded and no folder left. */
+static void a_python_script_on_a_board_without_python3_is_refused(void **state)
+{
+    (void)state;
+    char script[600], remote[600];
+    snprintf(script, sizeof script, "%s/hello.py", work);
+    assert_int_equal(write_file(script, "print('hello')\n", 15), 0);
+    snprintf(remote, sizeof remote, "%s/remote-python", work);
+    assert_int_equal(mkdir(remote, 0700), 0);
+    const char *rest[] = {"--remote-dir", remote,     "--capture", capture, "-o",
+                          "never.tracy",  "--python", script,      NULL};
+    struct result r = boardtrace_with("run", NULL, rest);
+    assert_status(&r, 7);
+    assert_said(&r, "has no python3 on its PATH; the script runs on the board's own Python 3");
+    assert_said(&r, "install python3 there; nothing was uploaded");
+    assert_null(strstr(r.err, "upload "));
+    assert_int_equal(count_run_dirs(remote), 0);
     result_free(&r);
 }
 
@@ -511,6 +533,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_server_that_is_not_ssh_is_named),
         cmocka_unit_test(a_full_remote_folder_gives_a_clear_error),
         cmocka_unit_test(check_reports_the_board),
+        cmocka_unit_test(a_python_script_on_a_board_without_python3_is_refused),
         cmocka_unit_test(an_ssh_config_alias_supplies_host_port_user_and_key),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
