@@ -1,6 +1,7 @@
 /* What the units of the model (btc_model.c and the units for each kind of
  * data, such as btc_gpu.c) share: the model's own helpers for threads,
- * source locations, strings and errors. Internal to the capture core. */
+ * source locations, strings and errors, and the handlers btc_model_event
+ * hands each kind of event to. Internal to the capture core. */
 #ifndef BTC_MODEL_PARTS_H
 #define BTC_MODEL_PARTS_H
 
@@ -8,6 +9,9 @@
 #include <stdint.h>
 
 #include "btc_model.h"
+
+/* Source location ids are int16 in the file, on each side of 0. */
+#define BTCM_MAX_SRCLOCS 32767
 
 /* Sets err to "stream offset N: event NAME (T): WHAT"; returns BTC_ERR_PROTOCOL. */
 int btcm_fail(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
@@ -21,9 +25,23 @@ int btcm_static_srcloc(struct btc_model *m, uint64_t key, int16_t *id);
 int64_t btcm_get_thread(struct btc_model *m, uint64_t tid);
 /* Model index of the thread (or the fiber it runs) per-thread events are for. */
 int64_t btcm_current_thread(struct btc_model *m);
-struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index);
+/* Model index of the fiber with this key (a thread of its own, created on first sight). */
+int64_t btcm_get_fiber(struct btc_model *m, uint64_t key);
+static inline struct btc_thread *btcm_thread_at(struct btc_model *m, int64_t index)
+{
+    return btc_vec_at(&m->threads, (size_t)index);
+}
+/* The thread events go to once the current one is known: the fiber it
+ * runs, if any, else itself. Inline: the zone fast path uses it. */
+static inline int64_t btcm_acting_thread(struct btc_model *m)
+{
+    int64_t fiber = btcm_thread_at(m, m->current_thread)->fiber;
+    return fiber >= 0 ? fiber : m->current_thread;
+}
 /* String index of bytes, interned. */
 int64_t btcm_intern(struct btc_model *m, const char *s, size_t len);
+/* Asks for the text of a wire string key unless it is known or zero. */
+int btcm_want_string(struct btc_model *m, uint64_t key);
 /* Queues a query to the client (once per type and key). */
 int btcm_query(struct btc_model *m, uint8_t type, uint64_t key);
 /* Asks for the callstack frame at addr unless it is known; -1: no memory. */
@@ -40,6 +58,44 @@ int btcm_pending(const struct btc_model *m, uint8_t type, uint64_t key);
 /* Gives back query budget for answers counted outside the model. */
 void btcm_budget(struct btc_model *m, int64_t n);
 /* Moves the trace's last time forward to t. */
-void btcm_see_time(struct btc_model *m, int64_t t);
+static inline void btcm_see_time(struct btc_model *m, int64_t t)
+{
+    if (t > m->last_time)
+        m->last_time = t;
+}
+
+/* The handlers for each kind of event (ev of that kind; err as btcm_fail). */
+/* btc_zones.c: a zone's begin with its source location id (the callstack
+ * pending on its thread taken when with_callstack), its end, its text,
+ * name, colour or value, and SourceLocationPayload. */
+int btc_zone_begin(struct btc_model *m, const struct btc_event *ev, int16_t srcloc,
+                   int with_callstack, char *err, size_t errlen);
+int btc_zone_end(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+int btc_zone_decorate(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+int btc_zone_payload_srcloc(struct btc_model *m, const struct btc_event *ev, char *err,
+                            size_t errlen);
+/* Closes the zones still open at the end of the capture (end -1). */
+int btc_zones_close_open(struct btc_model *m);
+/* btc_threads.c: FiberEnter, FiberLeave. */
+int btc_threads_fiber(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+/* btc_names.c: the answers SourceLocation and StringData, ThreadName,
+ * PlotName, FrameName, FiberName. */
+int btc_names_source_location(struct btc_model *m, const struct btc_event *ev, char *err,
+                              size_t errlen);
+int btc_names_keyed_string(struct btc_model *m, const struct btc_event *ev, char *err,
+                           size_t errlen);
+/* btc_messages.c: every Message kind but AppInfo. */
+int btc_message_event(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+/* btc_plots.c: PlotData*, PlotConfig, SysPowerReport, SysTimeReport. */
+int btc_plot_data(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+int btc_plot_config(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+int btc_plot_sys_power(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+int btc_plot_sys_time(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+/* btc_frames.c: FrameMarkMsg, FrameMarkMsgStart, FrameMarkMsgEnd. */
+int btc_frame_mark(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+/* btc_memory.c: MemAlloc*, MemFree*, MemDiscard*. */
+int btc_memory_event(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
+/* btc_locks.c: the Lock* events. */
+int btc_lock_event(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen);
 
 #endif
