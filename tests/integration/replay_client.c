@@ -395,9 +395,27 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
     int rc = -1;
     uint64_t *keys = NULL;
     struct recorded_queries rq = {0};
-    if (!c2s || !s2c || c2s_len < sizeof r->welcome)
+    if (!c2s || !s2c || s2c_len < BT_WIRE_SHIBBOLETH_SIZE + 4)
         goto done;
-    memcpy(r->welcome, c2s, sizeof r->welcome);
+    /* The recording's own protocol, from the recorded capture's greeting
+     * (a fork of the same number only by name): its events are taken to
+     * 0.14.0's form here, and served in whatever protocol is asked. */
+    const struct bt_proto *rec = bt_proto_get(bt_wire_get_u32(s2c + BT_WIRE_SHIBBOLETH_SIZE));
+    if (rec && o->protocol && bt_proto_by_name(o->protocol)->number == rec->number)
+        rec = bt_proto_by_name(o->protocol);
+    if (!rec || c2s_len < 1 + rec->welcome_size) {
+        snprintf(err, errlen, "recording: protocol %u is not one boardtrace speaks",
+                 bt_wire_get_u32(s2c + BT_WIRE_SHIBBOLETH_SIZE));
+        goto done;
+    }
+    if (!o->protocol)
+        r->proto = rec;
+    r->welcome[0] = c2s[0];
+    uint64_t delay;
+    bt_proto_welcome_up(rec, c2s + 1, r->welcome + 1, &delay);
+    uint8_t *canon = malloc(2 * BT_WIRE_FRAME_SIZE);
+    if (!canon)
+        goto done;
 
     /* Source location answers carry no key: pair them with the recorded
      * capture's SourceLocation queries, in order. */
@@ -411,7 +429,9 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
     for (size_t off = BT_WIRE_SHIBBOLETH_SIZE + 4;
          keys && rq.source_ids && rq.source_names && off + BT_QUERY_SIZE <= s2c_len;
          off += BT_QUERY_SIZE) {
-        const uint8_t *q = s2c + off;
+        uint8_t q[BT_QUERY_SIZE];
+        memcpy(q, s2c + off, BT_QUERY_SIZE);
+        q[0] = bt_proto_query_up(rec, q[0]);
         uint64_t ptr = bt_wire_get_u64(q + BT_QUERY_OFF_PTR);
         if (q[0] == BT_QUERY_SOURCE_LOCATION)
             keys[nkeys++] = ptr;
@@ -430,7 +450,7 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
     LZ4_streamDecode_t *dec = LZ4_createStreamDecode();
     uint8_t *ring = malloc(3 * BT_WIRE_FRAME_SIZE + 1);
     size_t ring_off = 0, cap = 0;
-    for (size_t off = sizeof r->welcome; dec && ring && off + 4 <= c2s_len;) {
+    for (size_t off = 1 + rec->welcome_size; dec && ring && off + 4 <= c2s_len;) {
         uint32_t n = bt_wire_get_u32(c2s + off);
         int sz =
             LZ4_decompress_safe_continue(dec, (const char *)c2s + off + 4, (char *)ring + ring_off,
@@ -439,15 +459,27 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
             snprintf(err, errlen, "recording: frame at offset %zu does not decompress", off);
             goto done_dec;
         }
-        if (r->stream_len + (size_t)sz > cap) {
-            cap = (r->stream_len + (size_t)sz) * 2;
+        const uint8_t *events = ring + ring_off;
+        size_t len = (size_t)sz;
+        if (rec != bt_proto_get(BT_WIRE_PROTOCOL_VERSION)) {
+            struct bt_proto_fault f;
+            len = bt_proto_up_events(rec, events, len, canon, 2 * BT_WIRE_FRAME_SIZE, &f);
+            if (len == (size_t)-1) {
+                snprintf(err, errlen, "recording: frame at offset %zu: byte %zu, type %u: %s", off,
+                         f.offset, f.type, f.what);
+                goto done_dec;
+            }
+            events = canon;
+        }
+        if (r->stream_len + len > cap) {
+            cap = (r->stream_len + len) * 2;
             uint8_t *s = realloc(r->stream, cap);
             if (!s)
                 goto done_dec;
             r->stream = s;
         }
-        memcpy(r->stream + r->stream_len, ring + ring_off, (size_t)sz);
-        r->stream_len += (size_t)sz;
+        memcpy(r->stream + r->stream_len, events, len);
+        r->stream_len += len;
         ring_off += (size_t)sz;
         if (ring_off > 2 * BT_WIRE_FRAME_SIZE)
             ring_off = 0;
@@ -457,6 +489,7 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
         precompress(r) == 0 && index_answers(r) == 0)
         rc = 0;
 done_dec:
+    free(canon);
     LZ4_freeStreamDecode(dec);
     free(ring);
     if (rc == 0) {

@@ -36,5 +36,8 @@ int session_expect_run(const char *group_name, const char *path);
 /* Set when the client spoke a protocol before 82, whose messages carry no
  * source: the client's own messages then count as the user's. */
 extern int session_expect_no_message_sources;
+/* Set for a session recorded from an older upstream client: it sends none
+ * of its own messages and never names its symbol worker. */
+extern int session_expect_old_client;
 
 #endif
