@@ -124,7 +124,8 @@ def start_capture(capture, port, output):
     # Its own process group: a Ctrl-C meant for the program does not stop
     # the capture before the program's last events arrive.
     return subprocess.Popen(
-        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f"],
+        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f",
+         "--connect-timeout", "60"],
         stdout=subprocess.DEVNULL,
         start_new_session=True,
     )
