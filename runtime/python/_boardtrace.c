@@ -87,6 +87,17 @@ static void keep_loc(const void *a, uintptr_t b, const struct bt_srcloc *loc)
     *s = (struct slot){a, b, loc};
 }
 
+/* 3.12 renamed the extra slot's calls (the old names are deprecated). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
+#define code_get_extra   PyUnstable_Code_GetExtra
+#define code_set_extra   PyUnstable_Code_SetExtra
+#else
+#define code_extra_index _PyEval_RequestCodeExtraIndex
+#define code_get_extra   _PyCode_GetExtra
+#define code_set_extra   _PyCode_SetExtra
+#endif
+
 /* The code objects' extra slot of ours (-1: none was given): a function's
  * location hangs there, found in a few loads instead of a hash lookup. The
  * location outlives the code object, so the slot frees nothing. */
@@ -113,7 +124,7 @@ static const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
     if (loc) {
         Py_INCREF(co);
         keep_loc(co, (uintptr_t)line, loc);
-        if (!line && extra_index >= 0 && _PyCode_SetExtra((PyObject *)co, extra_index, (void *)loc))
+        if (!line && extra_index >= 0 && code_set_extra((PyObject *)co, extra_index, (void *)loc))
             PyErr_Clear();
     }
     return loc;
@@ -123,7 +134,7 @@ static const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
 static inline const struct bt_srcloc *function_loc(PyCodeObject *co)
 {
     void *loc = NULL;
-    if (extra_index >= 0 && _PyCode_GetExtra((PyObject *)co, extra_index, &loc) == 0 && loc)
+    if (extra_index >= 0 && code_get_extra((PyObject *)co, extra_index, &loc) == 0 && loc)
         return loc;
     return code_loc(co, 0);
 }
@@ -785,7 +796,7 @@ PyMODINIT_FUNC PyInit__boardtrace(void)
     names = PyDict_New();
     if (!names)
         return NULL;
-    extra_index = _PyEval_RequestCodeExtraIndex(NULL);
+    extra_index = code_extra_index(NULL);
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
