@@ -133,11 +133,13 @@ def start_capture(capture, port, output):
 
 def watch_capture(capture, run):
     """Waits for the capture on a thread of its own (not a threading one, so
-    the program does not see it). A capture that fails ends the run: the
-    program would otherwise wait for it, its buffers full, forever."""
+    the program does not see it). A capture that fails, or ends before the
+    program does, ends the run: the program would otherwise wait for it, its
+    buffers full, forever."""
     rc = capture.wait()
-    if rc != 0:
-        print(f"boardtrace: the capture exited with status {rc}", file=sys.stderr)
+    if rc != 0 or not run["finishing"]:
+        print(f"boardtrace: the capture exited with status {rc}"
+              + ("" if run["finishing"] else " while the program ran"), file=sys.stderr)
         sys.stderr.flush()
         os._exit(run["status"] or 10)
     run["ended"].release()
@@ -174,7 +176,7 @@ def main():
     # The program starts now, not once the capture is connected (the runtime
     # calibrates its timer for 200 ms first): what it emits meanwhile waits
     # in the runtime's buffers, for a capture that is coming.
-    run = {"status": 0, "ended": _thread.allocate_lock()}
+    run = {"status": 0, "finishing": False, "ended": _thread.allocate_lock()}
     if capture:
         run["ended"].acquire()
         _thread.start_new_thread(watch_capture, (capture, run))
@@ -207,6 +209,7 @@ def main():
     finally:
         boardtrace.disable()
     run["status"] = status
+    run["finishing"] = True
     sys.stdout.flush()
     # Everything the program emitted reaches the capture, which then writes
     # the file; only then is the trace complete.
