@@ -2,11 +2,14 @@
 methods) run plain, under `python3 -m cProfile`, and under
 `python3 -m boardtrace -o` (a full timeline into a capture), alternated;
 prints the wall time each adds and their ratio, and boardtrace's cost per
-call.
+call; also the CPU time each adds (all processes: the interpreter, and for
+boardtrace the runtime's worker thread and the capture), which a busy
+machine does not blur as it does wall time.
 
 Usage: bench_python.py PYTHONPATH CAPTURE [CALLS] [ROUNDS]"""
 
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -39,9 +42,14 @@ main({CALLS})
 
 
 def timed(args, env):
+    """(wall s, CPU s of the run and every process it waited for)."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     subprocess.run(args, env=env, check=True, stdout=subprocess.DEVNULL)
-    return time.perf_counter() - t
+    wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+    return wall, cpu
 
 
 def main():
@@ -58,16 +66,23 @@ def main():
             timed([py, "-m", "cProfile", "-o", os.path.join(work, "p.prof"), script], env))
         runs["boardtrace"].append(
             timed([py, "-m", "boardtrace", "-o", os.path.join(work, "t.tracy"), script], env))
-    med = {k: sorted(v)[len(v) // 2] for k, v in runs.items()}
+    med = {k: sorted(w for w, _ in v)[len(v) // 2] for k, v in runs.items()}
+    cpu = {k: sorted(c for _, c in v)[len(v) // 2] for k, v in runs.items()}
     added_c = med["cProfile"] - med["plain"]
     added_b = med["boardtrace"] - med["plain"]
-    print(f"calls per run: about {CALLS}, {ROUNDS} alternated rounds, medians")
+    cpu_c = cpu["cProfile"] - cpu["plain"]
+    cpu_b = cpu["boardtrace"] - cpu["plain"]
+    print(f"calls per run: about {CALLS}, {ROUNDS} alternated rounds, medians; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for k in runs:
-        print(f"  {k:10s} {med[k]:.3f} s")
+        print(f"  {k:10s} {med[k]:.3f} s wall, {cpu[k]:.3f} s CPU")
     print(f"added wall: cProfile {added_c:.3f} s, boardtrace {added_b:.3f} s, "
           f"ratio {added_b / added_c:.2f} (goal <= 1.0)")
-    print(f"boardtrace cost per call: {added_b / CALLS * 1e9:.0f} ns "
-          f"(cProfile {added_c / CALLS * 1e9:.0f} ns)")
+    print(f"added CPU:  cProfile {cpu_c:.3f} s, boardtrace {cpu_b:.3f} s, "
+          f"ratio {cpu_b / cpu_c:.2f}")
+    print(f"boardtrace cost per call: {added_b / CALLS * 1e9:.0f} ns wall, "
+          f"{cpu_b / CALLS * 1e9:.0f} ns CPU "
+          f"(cProfile {added_c / CALLS * 1e9:.0f} ns wall, {cpu_c / CALLS * 1e9:.0f} ns CPU)")
     print(f"trace: {os.path.getsize(os.path.join(work, 't.tracy'))} bytes")
 
 

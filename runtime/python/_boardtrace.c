@@ -87,8 +87,25 @@ static void keep_loc(const void *a, uintptr_t b, const struct bt_srcloc *loc)
     *s = (struct slot){a, b, loc};
 }
 
-/* A code object's location: its qualified name, file and first line. The
- * code object stays alive as the key: a reference is kept. */
+/* 3.12 renamed the extra slot's calls (the old names are deprecated). */
+#if PY_VERSION_HEX >= 0x030C0000
+#define code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
+#define code_get_extra   PyUnstable_Code_GetExtra
+#define code_set_extra   PyUnstable_Code_SetExtra
+#else
+#define code_extra_index _PyEval_RequestCodeExtraIndex
+#define code_get_extra   _PyCode_GetExtra
+#define code_set_extra   _PyCode_SetExtra
+#endif
+
+/* The code objects' extra slot of ours (-1: none was given): a function's
+ * location hangs there, found in a few loads instead of a hash lookup. The
+ * location outlives the code object, so the slot frees nothing. */
+static Py_ssize_t extra_index = -1;
+
+/* A code object's location: its qualified name, file and first line (line
+ * 0), or that line. The code object stays alive as the key: a reference is
+ * kept. */
 static const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
 {
     const struct bt_srcloc *loc = find_loc(co, (uintptr_t)line);
@@ -107,8 +124,19 @@ static const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
     if (loc) {
         Py_INCREF(co);
         keep_loc(co, (uintptr_t)line, loc);
+        if (!line && extra_index >= 0 && code_set_extra((PyObject *)co, extra_index, (void *)loc))
+            PyErr_Clear();
     }
     return loc;
+}
+
+/* A function's location, from the code object's extra slot once made. */
+static inline const struct bt_srcloc *function_loc(PyCodeObject *co)
+{
+    void *loc = NULL;
+    if (extra_index >= 0 && code_get_extra((PyObject *)co, extra_index, &loc) == 0 && loc)
+        return loc;
+    return code_loc(co, 0);
 }
 
 /* A C function's location, "module.qualname" (builtins.sorted,
@@ -153,9 +181,9 @@ struct stack {
 /* Initial-exec: a load, not a call to __tls_get_addr, on every event. */
 static _Thread_local struct stack *tls __attribute__((tls_model("initial-exec")));
 
-static struct stack *stack(void)
+static inline struct stack *stack(void)
 {
-    if (!tls)
+    if (__builtin_expect(!tls, 0))
         tls = calloc(1, sizeof *tls);
     return tls;
 }
@@ -220,7 +248,7 @@ static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject 
     switch (what) {
     case PyTrace_CALL: {
         PyCodeObject *co = PyFrame_GetCode(frame);
-        push(s, code_loc(co, 0), 0);
+        push(s, function_loc(co), 0);
         Py_DECREF(co);
         break;
     }
@@ -768,6 +796,7 @@ PyMODINIT_FUNC PyInit__boardtrace(void)
     names = PyDict_New();
     if (!names)
         return NULL;
+    extra_index = code_extra_index(NULL);
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;

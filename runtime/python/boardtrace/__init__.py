@@ -1,6 +1,6 @@
 """boardtrace for Python programs: profiling through boardtrace's runtime.
 
-    python3 -m boardtrace [-p] [-l] [-o TRACE.tracy] (SCRIPT | -m MODULE) [ARGS...]
+    python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy] (SCRIPT | -m MODULE) [ARGS...]
 
 profiles every Python call (and call into a C function) as a Tracy zone.
 In the program, `boardtrace.Profiler()` starts and stops profiling by hand

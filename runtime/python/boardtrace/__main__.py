@@ -1,4 +1,4 @@
-"""python3 -m boardtrace [-p] [-l] [-o TRACE.tracy] (SCRIPT | -m MODULE) [ARGS...]
+"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy] (SCRIPT | -m MODULE) [ARGS...]
 
 Runs a Python program with boardtrace's runtime, every Python call (and
 call into a C function) a Tracy zone, every thread named.
@@ -13,6 +13,10 @@ call into a C function) a Tracy zone, every thread named.
                   .disable() (or `with boardtrace.Profiler():`)
   -l              a zone per executed line too, inside profiled code (costly:
                   several times slower than function zones alone)
+  -s              system tracing too (CPU samples and context switches with
+                  the interpreter's native callstacks): off by default, as
+                  the Python zones are the profile and the samples cost more
+                  than they do (TRACY_NO_SYS_TRACE=1 is set unless given)
   -m MODULE       run a module, as python3 -m does
 
 The program's own exit status and output are kept. The capture is found
@@ -25,8 +29,8 @@ import shutil
 import signal
 import socket
 import subprocess
+import _thread
 import sys
-import time
 import traceback
 
 
@@ -41,7 +45,7 @@ def usage(code, text=None):
 
 
 def parse(argv):
-    opts = {"partial": False, "lines": False, "output": None, "module": None}
+    opts = {"partial": False, "lines": False, "system": False, "output": None, "module": None}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -51,6 +55,8 @@ def parse(argv):
             opts["partial"] = True
         elif a == "-l":
             opts["lines"] = True
+        elif a == "-s":
+            opts["system"] = True
         elif a == "-o":
             if i + 1 == len(argv):
                 usage(2, "-o needs a file name")
@@ -94,7 +100,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def start_capture(output):
+def capture_port():
+    """The capture's program and a free port, set for the runtime to listen
+    on (it reads these when it starts, which is when _boardtrace loads)."""
     capture = find_capture()
     if not capture:
         print(
@@ -103,20 +111,38 @@ def start_capture(output):
         )
         sys.exit(2)
     port = free_port()
-    # The runtime reads these when it starts, which is when _boardtrace loads.
     os.environ.update(
         TRACY_PORT=str(port),
         TRACY_NO_EXIT="1",
         TRACY_ONLY_LOCALHOST="1",
         TRACY_NO_BROADCAST="1",
     )
+    return capture, port
+
+
+def start_capture(capture, port, output):
     # Its own process group: a Ctrl-C meant for the program does not stop
     # the capture before the program's last events arrive.
     return subprocess.Popen(
-        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f"],
+        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f",
+         "--connect-timeout", "60"],
         stdout=subprocess.DEVNULL,
         start_new_session=True,
     )
+
+
+def watch_capture(capture, run):
+    """Waits for the capture on a thread of its own (not a threading one, so
+    the program does not see it). A capture that fails, or ends before the
+    program does, ends the run: the program would otherwise wait for it, its
+    buffers full, forever."""
+    rc = capture.wait()
+    if rc != 0 or not run["finishing"]:
+        print(f"boardtrace: the capture exited with status {rc}"
+              + ("" if run["finishing"] else " while the program ran"), file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(run["status"] or 10)
+    run["ended"].release()
 
 
 def main():
@@ -134,28 +160,26 @@ def main():
     elif not os.path.isfile(args[0]):
         print(f"boardtrace: {args[0]}: no such file", file=sys.stderr)
         sys.exit(2)
-    capture = start_capture(opts["output"]) if opts["output"] else None
-    if not capture:
+    where = capture_port() if opts["output"] else None
+    if not where:
         os.environ.setdefault("TRACY_NO_EXIT", "1")
+    if not opts["system"]:
+        os.environ.setdefault("TRACY_NO_SYS_TRACE", "1")
 
     import boardtrace
     from boardtrace import _boardtrace
 
+    # The runtime starts (and listens) here, before the capture does: its
+    # first connection is taken, not refused and retried 100 ms later.
     _boardtrace.thread_name("MainThread")
+    capture = start_capture(*where, opts["output"]) if where else None
+    # The program starts now, not once the capture is connected (the runtime
+    # calibrates its timer for 200 ms first): what it emits meanwhile waits
+    # in the runtime's buffers, for a capture that is coming.
+    run = {"status": 0, "finishing": False, "ended": _thread.allocate_lock()}
     if capture:
-        # The trace starts with the program: wait for the capture (events
-        # before it would wait in the runtime's buffer anyway).
-        deadline = time.monotonic() + 60
-        while not _boardtrace._connected():
-            if capture.poll() is not None:
-                print(f"boardtrace: the capture exited with status {capture.returncode} "
-                      "before it connected", file=sys.stderr)
-                sys.exit(10)
-            if time.monotonic() > deadline:
-                print("boardtrace: the capture did not connect within 60 s", file=sys.stderr)
-                capture.terminate()
-                sys.exit(10)
-            time.sleep(0.01)
+        run["ended"].acquire()
+        _thread.start_new_thread(watch_capture, (capture, run))
     status = 0
     try:
         if not opts["partial"]:
@@ -184,16 +208,14 @@ def main():
         status = 1
     finally:
         boardtrace.disable()
+    run["status"] = status
+    run["finishing"] = True
     sys.stdout.flush()
     # Everything the program emitted reaches the capture, which then writes
     # the file; only then is the trace complete.
     _boardtrace._finish()
     if capture:
-        rc = capture.wait()
-        if rc != 0:
-            print(f"boardtrace: the capture exited with status {rc}", file=sys.stderr)
-            status = status or 10
-        else:
+        with run["ended"]:
             print(f"boardtrace: trace written to {opts['output']}", file=sys.stderr)
     sys.exit(status)
 

@@ -241,6 +241,30 @@ class BadInput(unittest.TestCase):
         self.assertEqual(r.returncode, 0, r.stderr)
         self.assertEqual(zones(trace)[("MainThread", "hello")], 2)
 
+    def test_a_capture_that_fails_ends_the_run_with_status_10(self):
+        # The program starts before the capture connects: a capture that
+        # fails must end it, not leave it waiting on full buffers forever.
+        script = write("busy.py", "def f():\n    pass\nwhile True:\n    f()\n")
+        failing = write("failing-capture.sh", "#!/bin/sh\nexit 3\n")
+        os.chmod(failing, 0o700)
+        r = subprocess.run(
+            [sys.executable, "-m", "boardtrace", "-o", os.path.join(WORK, "x.tracy"), script],
+            env=dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=failing),
+            cwd=WORK, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 10, r.stderr)
+        self.assertIn("the capture exited with status 3", r.stderr)
+
+    def test_a_capture_that_ends_before_the_program_ends_the_run_with_status_10(self):
+        script = write("busy2.py", "def f():\n    pass\nwhile True:\n    f()\n")
+        quitting = write("quitting-capture.sh", "#!/bin/sh\nexit 0\n")
+        os.chmod(quitting, 0o700)
+        r = subprocess.run(
+            [sys.executable, "-m", "boardtrace", "-o", os.path.join(WORK, "y.tracy"), script],
+            env=dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=quitting),
+            cwd=WORK, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 10, r.stderr)
+        self.assertIn("the capture exited with status 0 while the program ran", r.stderr)
+
 
 class Signposts(unittest.TestCase):
     def test_a_signpost_is_a_message_and_a_frame(self):
