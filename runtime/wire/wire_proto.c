@@ -40,8 +40,8 @@ static const struct proto_def defs[] = {
     {64, "64", "0.10.0", WITH_DELAY, 5},
     /* tenstorrent's fork: upstream 66 plus u16 GPU contexts; GpuContextType
      * 6 is its tt_device. */
-    {66, "66-tt", "tenstorrent's 0.10 fork, as tt-metal pins it", F_66 | WITH_DELAY | BT_PROTO_GPU_CONTEXT_U16,
-     6},
+    {66, "66-tt", "tenstorrent's 0.10 fork, as tt-metal pins it",
+     F_66 | WITH_DELAY | BT_PROTO_GPU_CONTEXT_U16, 6},
 };
 #define PROTO_COUNT (sizeof defs / sizeof defs[0])
 
