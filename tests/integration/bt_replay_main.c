@@ -29,6 +29,8 @@ int main(int argc, char **argv)
             o.handshake_status = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--protocol") && i + 1 < argc)
             o.protocol = argv[++i];
+        else if (!strcmp(argv[i], "--unconverted"))
+            o.unconverted = 1;
         else if (argv[i][0] != '-' && !o.data_dir)
             o.data_dir = argv[i];
         else {

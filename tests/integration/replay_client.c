@@ -185,7 +185,7 @@ static int precompress(struct bt_replay *r)
         const uint8_t *data = r->stream + g->off;
         size_t len = g->len;
         uint8_t *conv = NULL;
-        if (r->proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION)) {
+        if (r->proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION) && !r->opts.unconverted) {
             conv = malloc(3 * len + BT_PROTO_EVENT_MAX);
             len = conv ? bt_proto_down_events(r->proto, data, len, conv,
                                               3 * len + BT_PROTO_EVENT_MAX, NULL)
@@ -567,7 +567,7 @@ static int send_frame(struct bt_replay *r, const uint8_t *data, size_t n)
 {
     static uint8_t out[4 + BT_WIRE_LZ4_BOUND];
     uint8_t *conv = NULL;
-    if (r->proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION)) {
+    if (r->proto != bt_proto_get(BT_WIRE_PROTOCOL_VERSION) && !r->opts.unconverted) {
         size_t cap = 3 * n + BT_PROTO_EVENT_MAX;
         conv = malloc(cap);
         if (!conv)

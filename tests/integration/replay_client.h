@@ -28,6 +28,7 @@ struct bt_replay_opts {
      * as upstream's client does) and sends every event in that protocol's
      * form, converted from the recording's 0.14.0 form. */
     const char *protocol;
+    int unconverted; /* with protocol: greet as it, but send 0.14.0's events */
 };
 
 /* Loads the recording and starts listening; *port receives the port. */

@@ -386,6 +386,36 @@ static void an_older_client_gets_its_own_releases_file(void **state)
     }
 }
 
+/* A client that claims protocol 72 and sends 0.14.0's events: a clear
+ * error naming the protocol it claimed (exit 7), and what came before is
+ * in the file. */
+static void a_client_sending_another_protocols_events_is_named(void **state)
+{
+    (void)state;
+    struct proc r;
+    char port[16], path[4200], errpath[4300], said[2048] = "";
+    snprintf(port, sizeof port, "%u", start_replay3(&r, "--protocol", "72", "--unconverted"));
+    path_in_tmp(path, sizeof path, "mislabelled.tracy");
+    path_in_tmp(errpath, sizeof errpath, "mislabelled.err");
+    const char *args[] = {"-o", path, "-p", port, "--connect-timeout", "20", NULL};
+    child_stderr = errpath;
+    struct proc p = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish(&p), 7);
+    finish(&r);
+    FILE *f = fopen(errpath, "r");
+    assert_non_null(f);
+    said[fread(said, 1, sizeof said - 1, f)] = '\0';
+    fclose(f);
+    unlink(errpath);
+    assert_non_null(strstr(said, "the client said it speaks Tracy protocol 72 (0.11.2"));
+    struct btc_trace t;
+    char err[512];
+    assert_int_equal(btc_tracy_read(path, &t, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(t.version, BTC_FILE_VERSION(0, 11, 2));
+    btc_trace_free(&t);
+}
+
 /* A client that refuses every protocol boardtrace offers is told apart
  * from one that refuses only the newest: exit 1, naming the versions. */
 static void a_client_of_no_known_protocol_is_named_as_such(void **state)
@@ -1216,6 +1246,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(protocol_mismatch_exits_1),
         cmocka_unit_test(an_older_client_gets_its_own_releases_file),
         cmocka_unit_test(a_client_of_no_known_protocol_is_named_as_such),
+        cmocka_unit_test(a_client_sending_another_protocols_events_is_named),
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
         cmocka_unit_test(thread_group_hints_and_sections_are_kept_in_the_file),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
