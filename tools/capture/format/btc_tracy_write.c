@@ -31,6 +31,7 @@ static void fw_block(struct fw *w)
     w->len = 0;
     if (w->failed || !len)
         return;
+    w->payload += len;
     if (btc_compress_next(w->c, len, w->f, &w->file_bytes) < 0)
         w->failed = 1;
     w->blk = btc_compress_block(w->c);
@@ -745,6 +746,15 @@ int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t
         fw_block(w);
         if (btc_compress_flush(w->c, w->f, &w->file_bytes) < 0)
             w->failed = 1;
+        /* The legacy reader (0.10) reads another block after every full
+         * one: a payload of whole blocks ends with an empty one (a raw zstd
+         * block of 0 bytes, which the frame still open takes). */
+        static const uint8_t empty[7] = {3, 0, 0, 0, 0, 0, 0};
+        if (w->legacy && !w->failed && w->payload && w->payload % BTC_FILE_BLOCK_SIZE == 0) {
+            if (fwrite(empty, 1, sizeof empty, w->f) != sizeof empty)
+                w->failed = 1;
+            w->file_bytes += sizeof empty;
+        }
     }
     bool in_place = !tmp[0];
     const char *name = in_place ? path : tmp;

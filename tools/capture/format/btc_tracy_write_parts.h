@@ -18,6 +18,7 @@ struct fw {
     size_t len;
     struct btc_compress *c;
     uint64_t file_bytes;
+    uint64_t payload; /* uncompressed bytes handed to the compressor */
     int failed;
     int legacy; /* set before btc_fw_begin: the container of files before 0.11.0 */
 };
