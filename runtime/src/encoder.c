@@ -26,6 +26,7 @@ int bt_encoder_init(struct bt_encoder *e, bt_encoder_write_fn write, void *ctx)
     }
     e->write = write;
     e->write_ctx = ctx;
+    e->room = BT_WIRE_FRAME_SIZE;
     bt_encoder_reset(e);
     return 0;
 }
@@ -70,6 +71,7 @@ int bt_encoder_set_protocol(struct bt_encoder *e, const struct bt_proto *p)
 {
     if (!p || p->number == BT_WIRE_PROTOCOL_VERSION) {
         e->proto = NULL;
+        e->room = BT_WIRE_FRAME_SIZE;
         return 0;
     }
     if (!e->conv)
@@ -79,6 +81,7 @@ int bt_encoder_set_protocol(struct bt_encoder *e, const struct bt_proto *p)
     if (!e->conv || !e->dropped)
         return -ENOMEM;
     e->proto = p;
+    e->room = OLDER_FRAME;
     return 0;
 }
 
@@ -89,7 +92,7 @@ static int flush_converted(struct bt_encoder *e, size_t len)
     size_t n =
         bt_proto_down_events(e->proto, e->ring + e->start, len, e->conv, CONV_CAP, e->dropped);
     if (n == (size_t)-1 || n > BT_WIRE_FRAME_SIZE)
-        return -EINVAL;
+        return -EPROTO;
     if (n == 0)
         return 0; /* nothing the protocol carries */
     LZ4_resetStream_fast(e->lz4);
@@ -130,8 +133,7 @@ int bt_encoder_flush(struct bt_encoder *e)
 
 uint8_t *bt_encoder_reserve(struct bt_encoder *e, size_t n)
 {
-    size_t room = e->proto ? OLDER_FRAME : BT_WIRE_FRAME_SIZE;
-    if (e->offset - e->start + n > room && e->offset > e->start)
+    if (e->offset - e->start + n > e->room && e->offset > e->start)
         bt_encoder_flush(e);
     uint8_t *p = e->ring + e->offset;
     e->offset += n;

@@ -31,6 +31,7 @@ struct bt_encoder {
      * compressed (bt_proto_down_events) into conv; what the protocol cannot
      * carry is dropped and counted per event type. */
     const struct bt_proto *proto;
+    size_t room; /* the frame's room in 0.14.0's form: a whole frame, or a third */
     uint8_t *conv;
     uint32_t *dropped; /* BT_EV_COUNT counters */
 };

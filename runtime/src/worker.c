@@ -983,8 +983,9 @@ static void report_lost_session(const struct session *s)
         fprintf(stderr, "boardtrace: tracing stopped: the capture closed the connection\n");
     else if (s->enc.error)
         fprintf(stderr, "boardtrace: tracing stopped: sending to the capture failed: %s\n",
-                s->enc.error == -EINVAL ? "LZ4 could not compress a frame"
-                                        : strerror(-s->enc.error));
+                s->enc.error == -EINVAL   ? "LZ4 could not compress a frame"
+                : s->enc.error == -EPROTO ? "a frame did not convert to the server's protocol"
+                                          : strerror(-s->enc.error));
     else if (s->lost > 0)
         fprintf(stderr, "boardtrace: tracing stopped: the connection to the capture failed: %s\n",
                 strerror(s->lost));

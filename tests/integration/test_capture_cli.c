@@ -403,10 +403,7 @@ static void a_client_sending_another_protocols_events_is_named(void **state)
     child_stderr = NULL;
     assert_int_equal(finish(&p), 7);
     finish(&r);
-    FILE *f = fopen(errpath, "r");
-    assert_non_null(f);
-    said[fread(said, 1, sizeof said - 1, f)] = '\0';
-    fclose(f);
+    slurp(errpath, said, sizeof said);
     unlink(errpath);
     assert_non_null(strstr(said, "the client said it speaks Tracy protocol 72 (0.11.2"));
     struct btc_trace t;
@@ -433,10 +430,7 @@ static void a_client_of_no_known_protocol_is_named_as_such(void **state)
     child_stderr = NULL;
     assert_int_equal(finish(&p), 1);
     assert_int_equal(finish(&r), 0);
-    FILE *f = fopen(errpath, "r");
-    assert_non_null(f);
-    said[fread(said, 1, sizeof said - 1, f)] = '\0';
-    fclose(f);
+    slurp(errpath, said, sizeof said);
     unlink(errpath);
     assert_non_null(strstr(said, "refused every Tracy protocol"));
     assert_non_null(strstr(said, "72 (0.11.2"));

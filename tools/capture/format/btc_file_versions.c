@@ -2,6 +2,7 @@
  * tools/tracy-versions.md §0 and §4). */
 #include "btc_file_versions.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "btc_format.h"
@@ -56,7 +57,13 @@ uint32_t btc_file_version_for_protocol(uint32_t protocol)
 
 const char *btc_file_releases_text(void)
 {
-    return "0.14.0, 0.13.1, 0.13.0, 0.12.2, 0.12.1, 0.12.0, 0.11.2, 0.11.1, 0.11.0, 0.10.0";
+    /* the table's names, newest first; built on every call (it is only
+     * for messages), the same each time */
+    static char text[RELEASES * 8];
+    size_t n = 0;
+    for (size_t i = 0; i < RELEASES; i++)
+        n += (size_t)snprintf(text + n, sizeof text - n, "%s%s", i ? ", " : "", releases[i].name);
+    return text;
 }
 
 uint8_t btc_file_gpu_context_type(uint32_t version, uint8_t type)
