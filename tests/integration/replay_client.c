@@ -48,6 +48,7 @@ struct bt_replay {
     uint64_t queries[BT_QUERY_COUNT];
     uint64_t sent;
     uint64_t zone_begins_sent;
+    uint64_t frame_bytes;        /* frames sent, [u32 size][block] each, as a journal keeps them */
     uint64_t sources_unrecorded; /* source files asked that the recording has no answer for */
     double served;               /* s from the capture's connection to its Terminate query */
 };
@@ -598,6 +599,7 @@ static int send_frame(struct bt_replay *r, const uint8_t *data, size_t n)
             free(conv);
             return -1;
         }
+        r->frame_bytes += 4 + (size_t)c;
         data += k;
         n -= k;
     }
@@ -872,6 +874,7 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     goto out;
                 }
                 b.len = 0;
+                r->frame_bytes += g->frame_len;
                 r->sent += g->events;
                 r->zone_begins_sent += (uint64_t)g->zone_begins;
                 break; /* back to the queries */
@@ -885,8 +888,9 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
         if (paused && r->opts.pause_after > 0 && b.len == 0 && idle) {
             static int announced;
             if (!announced) {
-                printf("paused after %llu events, %llu zone begins\n", (unsigned long long)r->sent,
-                       (unsigned long long)r->zone_begins_sent);
+                printf("paused after %llu events, %llu zone begins, %llu frame bytes\n",
+                       (unsigned long long)r->sent, (unsigned long long)r->zone_begins_sent,
+                       (unsigned long long)r->frame_bytes);
                 fflush(stdout);
                 announced = 1;
                 if (r->opts.corrupt) {
@@ -899,6 +903,16 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     uint8_t part[14] = {100};
                     if (send_all(r->fd, part, sizeof part) < 0)
                         goto out;
+                    /* Then the connection ends there: a FIN after those
+                     * bytes, which the capture reads before it (a kill
+                     * with queries unread would reset the connection, and
+                     * the bytes in flight could be lost with it). */
+                    shutdown(r->fd, SHUT_WR);
+                    char sink[4096];
+                    while (recv(r->fd, sink, sizeof sink, 0) > 0)
+                        ;
+                    rc = 0;
+                    goto out;
                 }
                 if (r->opts.bad_frame) {
                     uint8_t empty[4] = {0}; /* a frame of 0 bytes: no frame at all */
