@@ -282,7 +282,7 @@ static long zone_count(const char *trace, const char *name, const char *file)
 /* The zones of python_program's functions per thread, read from the trace
  * file: by name, since each zone may carry its own source location. */
 static const char *const python_functions[] = {"fib", "work",   "Shape.area", "builtins.sorted",
-                                               "gen", "catcher"};
+                                               "gen", "raiser", "middle",     "catcher"};
 #define PYTHON_FUNCTIONS (sizeof python_functions / sizeof python_functions[0])
 struct thread_zones {
     uint64_t thread[16];
@@ -405,6 +405,8 @@ static void python_program_runs_on(const struct board *b, const char *name, cons
     assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "Shape.area"), 4);
     assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "builtins.sorted"), 4);
     assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "gen"), 4);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "raiser"), 1);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "middle"), 1);
     assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "catcher"), 1);
     btc_trace_free(&t);
 }
