@@ -17,19 +17,9 @@ if(BT_CROSS_TARGETS AND NOT CMAKE_CROSSCOMPILING)
         set(dir "${PROJECT_BINARY_DIR}/cross/${arch}")
         # The board's Python headers, for the extension `run --python`
         # uploads (runtime/python): BT_PYTHON_SYSROOT_<arch>, else the
-        # Debian test board's userland when tools/setup.sh --system cached it.
+        # sub-build takes the Debian test board's (runtime/python/CMakeLists.txt).
         set(BT_PYTHON_SYSROOT_${arch} "" CACHE PATH
             "The ${arch} board's Python headers (a folder with usr/include/python3.X) for its Python extension")
-        set(_py_sysroot "${BT_PYTHON_SYSROOT_${arch}}")
-        if(NOT _py_sysroot AND arch MATCHES "^(riscv64|aarch64)$")
-            execute_process(COMMAND sh "${PROJECT_SOURCE_DIR}/tools/board/debian.sh" --arch ${arch}
-                                    python-sysroot
-                            OUTPUT_VARIABLE _py_sysroot OUTPUT_STRIP_TRAILING_WHITESPACE
-                            ERROR_QUIET RESULT_VARIABLE _py_rc)
-            if(NOT _py_rc EQUAL 0)
-                set(_py_sysroot "")
-            endif()
-        endif()
         ExternalProject_Add(bt_cross_${arch}
             SOURCE_DIR "${PROJECT_SOURCE_DIR}"
             BINARY_DIR "${dir}"
@@ -46,7 +36,7 @@ if(BT_CROSS_TARGETS AND NOT CMAKE_CROSSCOMPILING)
                 "-DBT_WERROR=${BT_WERROR}"
                 "-DBT_DEPS_SOURCE_DIR=${BT_DEPS_SOURCE_DIR}"
                 "-DBUILD_TESTING=${BUILD_TESTING}"
-                "-DBT_PYTHON_SYSROOT=${_py_sysroot}"
+                "-DBT_PYTHON_SYSROOT=${BT_PYTHON_SYSROOT_${arch}}"
             INSTALL_COMMAND ""
             BUILD_ALWAYS ON
             USES_TERMINAL_BUILD ON)

@@ -3,9 +3,12 @@
  * user mode. A dynamic program and a C++ program run on the board's own
  * libraries (nothing brought), live goes through the board's own sshd, and a
  * program linked against a newer glibc than the aarch64 (bookworm) board has
- * is refused before anything is uploaded, naming both versions. */
+ * is refused before anything is uploaded, naming both versions. A Python
+ * script runs on each board's own python3 (trixie's 3.13, bookworm's 3.11)
+ * with exact counts. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -20,12 +23,14 @@
 #include <unistd.h>
 #include <cmocka.h>
 
+#include "btc_tracy.h"
 #include "deploy_support.h"
 
 /* argv: boardtrace debian.sh riscv64-dir aarch64-dir demo-dynamic cpp-dynamic
- *       host-capture aarch64-gcc fake-capture.c riscv64-python-folder report */
+ *       host-capture aarch64-gcc fake-capture.c riscv64-python-folder report
+ *       aarch64-build */
 static const char *aarch64_dir, *demo, *cpp, *host_capture, *aarch64_gcc, *fake_capture_src,
-    *python_dir, *report;
+    *python_dir, *report, *aarch64_build;
 static struct board arm;
 
 static struct result run_on(const struct board *b, const char *const *rest)
@@ -274,22 +279,96 @@ static long zone_count(const char *trace, const char *name, const char *file)
     return count;
 }
 
-/* run --python: the script runs on trixie's own python3 (3.13) with the
- * extension this build made against trixie's Python headers, the trace is
- * captured and pulled as for any program: the same exact counts as on the
- * host (test_python), the script's output and exit status kept. */
-static void a_python_script_runs_on_the_boards_own_python3(void **state)
+/* The zones of python_program's functions per thread, read from the trace
+ * file: by name, since each zone may carry its own source location. */
+static const char *const python_functions[] = {"fib", "work",   "Shape.area", "builtins.sorted",
+                                               "gen", "raiser", "middle",     "catcher"};
+#define PYTHON_FUNCTIONS (sizeof python_functions / sizeof python_functions[0])
+struct thread_zones {
+    uint64_t thread[16];
+    long count[16][PYTHON_FUNCTIONS];
+    size_t threads;
+    int too_many_threads;
+};
+
+static int count_zone(void *ctx, const struct btc_trace *t, const struct btc_read_zone *z)
 {
-    (void)state;
-    char script[600], out[600];
+    struct thread_zones *tz = ctx;
+    const struct btc_read_srcloc *loc = btc_trace_srcloc(t, z->srcloc);
+    const char *name = loc ? btc_trace_string(t, loc->name >= 0 ? loc->name : loc->function) : NULL;
+    if (z->end < z->start || !name)
+        return 0;
+    size_t f = 0;
+    while (f < PYTHON_FUNCTIONS && strcmp(python_functions[f], name) != 0)
+        f++;
+    if (f == PYTHON_FUNCTIONS)
+        return 0;
+    size_t i = 0;
+    while (i < tz->threads && tz->thread[i] != z->thread_id)
+        i++;
+    if (i == sizeof tz->thread / sizeof tz->thread[0]) {
+        tz->too_many_threads = 1;
+        return 0;
+    }
+    if (i == tz->threads)
+        tz->thread[tz->threads++] = z->thread_id;
+    tz->count[i][f]++;
+    return 0;
+}
+
+/* The zones of function name on the thread named thread. */
+static long thread_zone_count(const struct btc_trace *t, const struct thread_zones *tz,
+                              const char *thread, const char *name)
+{
+    size_t f = 0;
+    while (f < PYTHON_FUNCTIONS && strcmp(python_functions[f], name) != 0)
+        f++;
+    assert_true(f < PYTHON_FUNCTIONS);
+    long count = 0;
+    for (size_t i = 0; i < t->threads.len; i++) {
+        const struct btc_read_thread *th = btc_vec_at(&t->threads, i);
+        if (th->name < 0 || strcmp(btc_trace_string(t, th->name), thread) != 0)
+            continue;
+        for (size_t j = 0; j < tz->threads; j++)
+            if (tz->thread[j] == th->id)
+                count += tz->count[j][f];
+    }
+    return count;
+}
+
+/* python_program's run on board b through run --python (capture and
+ * python_path NULL: this build's riscv64 sub-build's), on the board's own
+ * python3 (interpreter, Python version, extension's file name): the same
+ * exact counts as on the host (test_python), per function and per thread,
+ * the script's output and exit status kept, the record naming what ran it. */
+static void python_program_runs_on(const struct board *b, const char *name, const char *capture,
+                                   const char *python_path, const char *interpreter,
+                                   const char *version, const char *extension)
+{
+    char script[600], out[600], said[64];
     snprintf(script, sizeof script, "%s/program.py", work);
-    snprintf(out, sizeof out, "%s/python.tracy", work);
+    snprintf(out, sizeof out, "%s/%s.tracy", work, name);
     assert_int_equal(write_file(script, python_program, sizeof python_program - 1), 0);
-    const char *rest[] = {"-o", out, "--python", script, "--", "0", NULL};
-    struct result r = run_on(&board, rest);
+    const char *rest[12] = {"-o", out};
+    int n = 2;
+    if (capture) {
+        rest[n++] = "--capture";
+        rest[n++] = capture;
+    }
+    if (python_path) {
+        rest[n++] = "--python-path";
+        rest[n++] = python_path;
+    }
+    rest[n++] = "--python";
+    rest[n++] = script;
+    rest[n++] = "--";
+    rest[n++] = "0";
+    rest[n] = NULL;
+    struct result r = run_on(b, rest);
     assert_status(&r, 0);
-    assert_said(&r, "Python 3.13 on ");
-    assert_said(&r, "_boardtrace.cpython-313-riscv64-linux-gnu.so");
+    snprintf(said, sizeof said, "Python %s on ", version);
+    assert_said(&r, said);
+    assert_said(&r, extension);
     assert_non_null(strstr(r.out, "program output\n"));
     assert_non_null(strstr(r.out, "  program   exit status 0\n"));
     result_free(&r);
@@ -300,8 +379,9 @@ static void a_python_script_runs_on_the_boards_own_python3(void **state)
     assert_non_null(json);
     snprintf(want, sizeof want, "\"python\": {\n    \"script\": \"%s\",\n", script);
     assert_non_null(strstr(json, want));
-    assert_non_null(strstr(json, "    \"interpreter\": \"/usr/bin/python3.13\",\n"
-                                 "    \"version\": \"3.13\",\n"));
+    snprintf(want, sizeof want, "    \"interpreter\": \"%s\",\n    \"version\": \"%s\",\n",
+             interpreter, version);
+    assert_non_null(strstr(json, want));
     free(json);
     assert_int_equal(zone_count(out, "fib", "/program.py"), 177 + 15);
     assert_int_equal(zone_count(out, "work", "/program.py"), 1);
@@ -311,6 +391,58 @@ static void a_python_script_runs_on_the_boards_own_python3(void **state)
     assert_int_equal(zone_count(out, "raiser", "/program.py"), 1);
     assert_int_equal(zone_count(out, "middle", "/program.py"), 1);
     assert_int_equal(zone_count(out, "catcher", "/program.py"), 1);
+    /* Each on its thread, named as Python names it. */
+    struct btc_trace t;
+    static struct thread_zones tz;
+    char err[512];
+    memset(&tz, 0, sizeof tz);
+    if (btc_tracy_read(out, &t, count_zone, &tz, err, sizeof err) < 0)
+        fail_msg("%s: %s", out, err);
+    assert_false(tz.too_many_threads);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "fib"), 177);
+    assert_int_equal(thread_zone_count(&t, &tz, "worker-1", "fib"), 15);
+    assert_int_equal(thread_zone_count(&t, &tz, "worker-1", "work"), 1);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "Shape.area"), 4);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "builtins.sorted"), 4);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "gen"), 4);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "raiser"), 1);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "middle"), 1);
+    assert_int_equal(thread_zone_count(&t, &tz, "MainThread", "catcher"), 1);
+    btc_trace_free(&t);
+}
+
+/* run --python on the riscv64 board: the script runs on trixie's own
+ * python3 (3.13) with the extension this build's riscv64 sub-build made
+ * against trixie's Python headers, the trace captured and pulled as for any
+ * program. */
+static void a_python_script_runs_on_the_boards_own_python3(void **state)
+{
+    (void)state;
+    python_program_runs_on(&board, "python", NULL, NULL, "/usr/bin/python3.13", "3.13",
+                           "_boardtrace.cpython-313-riscv64-linux-gnu.so");
+}
+
+/* The same on the arm64 board: bookworm's own python3 (3.11) with the
+ * extension the aarch64 board build made against bookworm's headers, its
+ * capture doing the capturing. A board build that lacks either fails here,
+ * naming it. */
+static void a_python_script_runs_on_the_arm64_boards_own_python3(void **state)
+{
+    (void)state;
+    char capture[1200], pydir[1200], ext[1400];
+    snprintf(capture, sizeof capture, "%s/tools/capture/boardtrace-capture", aarch64_build);
+    snprintf(pydir, sizeof pydir, "%s/runtime/python", aarch64_build);
+    snprintf(ext, sizeof ext, "%s/boardtrace/_boardtrace.cpython-311-aarch64-linux-gnu.so", pydir);
+    const char *need[] = {capture, ext};
+    for (size_t i = 0; i < sizeof need / sizeof need[0]; i++)
+        if (access(need[i], R_OK) != 0)
+            fail_msg("%s is missing (%s): the aarch64 board build makes it; build it with "
+                     "`cmake --preset aarch64 && cmake --build --preset aarch64` once "
+                     "tools/setup.sh --system has cached the arm64 userland (or point "
+                     "BT_SYSTEM_AARCH64_BUILD at an aarch64 board build)",
+                     need[i], strerror(errno));
+    python_program_runs_on(&arm, "python-arm64", capture, pydir, "/usr/bin/python3.11", "3.11",
+                           "_boardtrace.cpython-311-aarch64-linux-gnu.so");
 }
 
 /* A script that raises: Python's exit status 1 and its traceback come back,
@@ -361,10 +493,10 @@ static void a_python_other_than_the_extensions_is_refused_before_the_upload(void
 
 int main(int argc, char **argv)
 {
-    if (argc != 12) {
+    if (argc != 13) {
         fprintf(stderr,
                 "usage: %s BOARDTRACE DEBIAN_SH RISCV64_DIR AARCH64_DIR DEMO_DYNAMIC CPP_DYNAMIC "
-                "HOST_CAPTURE AARCH64_GCC FAKE_CAPTURE_C RISCV64_PYTHON_DIR REPORT\n",
+                "HOST_CAPTURE AARCH64_GCC FAKE_CAPTURE_C RISCV64_PYTHON_DIR REPORT AARCH64_BUILD\n",
                 argv[0]);
         return 2;
     }
@@ -379,6 +511,7 @@ int main(int argc, char **argv)
     fake_capture_src = argv[9];
     python_dir = argv[10];
     report = argv[11];
+    aarch64_build = argv[12];
     if (board_load(board_sh, aarch64_dir, &arm) != 0) {
         fprintf(stderr, "the aarch64 Debian board in %s is not running\n", aarch64_dir);
         return 1;
@@ -390,6 +523,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(live_goes_through_the_boards_own_openssh),
         cmocka_unit_test(a_glibc_older_than_the_programs_is_refused_before_the_upload),
         cmocka_unit_test(a_python_script_runs_on_the_boards_own_python3),
+        cmocka_unit_test(a_python_script_runs_on_the_arm64_boards_own_python3),
         cmocka_unit_test(a_python_script_that_raises_fails_with_its_traceback_and_the_trace_kept),
         cmocka_unit_test(a_python_other_than_the_extensions_is_refused_before_the_upload),
     };
