@@ -1,9 +1,12 @@
-/* The .tracy writer's block compression: with 1 to 4 streams, blocks come
- * out in file order, block i in stream i mod S, and decompress the way
- * upstream's reader takes them (one ZSTD_decompressStream call per block,
- * a 64 KiB output, one stream context each) back to what went in, however
- * the blocks fall on the ring of slots (short of one round, one exactly,
- * several and a part, a short last block). */
+/* The .tracy writer's block compression: with 1 to 4 streams, zstd or
+ * LZ4, blocks come out in file order, block i in stream i mod S, and
+ * decompress the way upstream's reader takes them (zstd: one
+ * ZSTD_decompressStream call per block, a 64 KiB output, one stream context
+ * each; LZ4: LZ4_decompress_safe_continue per block into two 64 KiB
+ * buffers in turn, so a block may refer only to its stream's previous
+ * block) back to what went in, however the blocks fall on the ring of
+ * slots (short of one round, one exactly, several and a part, a short last
+ * block). */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lz4.h>
 #include <zstd.h>
 
 #include <cmocka.h>
@@ -33,10 +37,10 @@ static void fill(uint8_t *p, size_t n, unsigned b)
 }
 
 /* Compresses nblocks blocks (the last last_len bytes long) in `streams`
- * streams and checks what comes back. */
-static void round_trip(unsigned streams, unsigned nblocks, size_t last_len)
+ * streams (LZ4 or zstd) and checks what comes back. */
+static void round_trip_as(int lz4, unsigned streams, unsigned nblocks, size_t last_len)
 {
-    struct btc_compress *c = btc_compress_open(streams);
+    struct btc_compress *c = btc_compress_open(streams, lz4);
     assert_non_null(c);
     assert_int_equal(btc_compress_streams(c), streams);
     FILE *f = tmpfile();
@@ -52,9 +56,16 @@ static void round_trip(unsigned streams, unsigned nblocks, size_t last_len)
     assert_int_equal((uint64_t)ftell(f), bytes);
 
     rewind(f);
-    ZSTD_DStream *d[BTC_COMPRESS_MAX_STREAMS];
-    for (unsigned s = 0; s < streams; s++)
-        assert_non_null(d[s] = ZSTD_createDStream());
+    ZSTD_DStream *d[BTC_COMPRESS_MAX_STREAMS] = {NULL};
+    LZ4_streamDecode_t *ld[BTC_COMPRESS_MAX_STREAMS] = {NULL};
+    static uint8_t lz4buf[BTC_COMPRESS_MAX_STREAMS][2][BTC_FILE_BLOCK_SIZE];
+    unsigned sel[BTC_COMPRESS_MAX_STREAMS] = {0};
+    for (unsigned s = 0; s < streams; s++) {
+        if (lz4)
+            assert_non_null(ld[s] = LZ4_createStreamDecode());
+        else
+            assert_non_null(d[s] = ZSTD_createDStream());
+    }
     static uint8_t in[BTC_FILE_BLOCK_SIZE * 2], out[BTC_FILE_BLOCK_SIZE], want[BTC_FILE_BLOCK_SIZE];
     for (unsigned b = 0; b < nblocks; b++) {
         uint8_t sz[4];
@@ -62,20 +73,40 @@ static void round_trip(unsigned streams, unsigned nblocks, size_t last_len)
         uint32_t n = bt_wire_get_u32(sz);
         assert_true(n > 0 && n <= sizeof in);
         assert_int_equal(fread(in, 1, n, f), n);
-        ZSTD_inBuffer zi = {in, n, 0};
-        ZSTD_outBuffer zo = {out, sizeof out, 0};
-        size_t r = ZSTD_decompressStream(d[b % streams], &zo, &zi);
-        assert_false(ZSTD_isError(r));
-        assert_int_equal(zi.pos, n);
         size_t len = b + 1 == nblocks ? last_len : BTC_FILE_BLOCK_SIZE;
-        assert_int_equal(zo.pos, len);
+        const uint8_t *got = out;
+        unsigned s = b % streams;
+        if (lz4) {
+            uint8_t *dst = lz4buf[s][sel[s]];
+            sel[s] ^= 1;
+            int k = LZ4_decompress_safe_continue(ld[s], (const char *)in, (char *)dst, (int)n,
+                                                 BTC_FILE_BLOCK_SIZE);
+            assert_int_equal(k, len);
+            got = dst;
+        } else {
+            ZSTD_inBuffer zi = {in, n, 0};
+            ZSTD_outBuffer zo = {out, sizeof out, 0};
+            size_t r = ZSTD_decompressStream(d[s], &zo, &zi);
+            assert_false(ZSTD_isError(r));
+            assert_int_equal(zi.pos, n);
+            assert_int_equal(zo.pos, len);
+        }
         fill(want, len, b);
-        assert_memory_equal(out, want, len);
+        assert_memory_equal(got, want, len);
     }
     assert_int_equal(fgetc(f), EOF);
-    for (unsigned s = 0; s < streams; s++)
+    for (unsigned s = 0; s < streams; s++) {
         ZSTD_freeDStream(d[s]);
+        if (ld[s])
+            LZ4_freeStreamDecode(ld[s]);
+    }
     fclose(f);
+}
+
+static void round_trip(unsigned streams, unsigned nblocks, size_t last_len)
+{
+    round_trip_as(0, streams, nblocks, last_len);
+    round_trip_as(1, streams, nblocks, last_len);
 }
 
 static void one_stream_compresses_each_block_in_order(void **state)
@@ -97,7 +128,7 @@ static void streams_take_blocks_in_turn_round_the_ring(void **state)
 static void more_streams_than_allowed_are_capped(void **state)
 {
     (void)state;
-    struct btc_compress *c = btc_compress_open(BTC_COMPRESS_MAX_STREAMS + 5);
+    struct btc_compress *c = btc_compress_open(BTC_COMPRESS_MAX_STREAMS + 5, 0);
     assert_non_null(c);
     assert_int_equal(btc_compress_streams(c), BTC_COMPRESS_MAX_STREAMS);
     btc_compress_close(c);
@@ -108,7 +139,7 @@ static void more_streams_than_allowed_are_capped(void **state)
 static void a_failed_write_is_reported_and_drops_the_rest(void **state)
 {
     (void)state;
-    struct btc_compress *c = btc_compress_open(2);
+    struct btc_compress *c = btc_compress_open(2, 0);
     assert_non_null(c);
     FILE *f = fopen("/dev/full", "w");
     assert_non_null(f);

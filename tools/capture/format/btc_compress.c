@@ -1,4 +1,6 @@
-/* Block compression for the .tracy writer (see btc_compress.h). The
+/* Block compression for the .tracy writer (see btc_compress.h), zstd or
+ * LZ4 (each stream a dictionary-carrying LZ4 stream, as upstream's LZ4
+ * files are: a block may refer to its stream's previous block). The
  * blocks go round a ring of SLOTS_PER_STREAM slots per stream: the caller
  * fills slot after slot, and the S - 1 helper threads compress what is
  * queued, each time the oldest block whose stream no one is working on
@@ -14,6 +16,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <lz4.h>
 #include <zstd.h>
 
 #include "boardtrace/wire.h"
@@ -43,7 +46,12 @@ struct btc_compress {
     struct slot *slots;
     uint64_t head; /* blocks queued; the caller fills slot head % nslots */
     uint64_t tail; /* blocks written */
+    int lz4;       /* LZ4 instead of zstd */
     ZSTD_CCtx *z[BTC_COMPRESS_MAX_STREAMS];
+    LZ4_stream_t *lz[BTC_COMPRESS_MAX_STREAMS];
+    /* Per LZ4 stream: its previous block, which the next may refer to (the
+     * slot that held it may be refilled meanwhile). */
+    char *dict[BTC_COMPRESS_MAX_STREAMS];
     uint64_t next[BTC_COMPRESS_MAX_STREAMS]; /* per stream: its oldest block not compressed */
     int busy[BTC_COMPRESS_MAX_STREAMS];      /* per stream: a thread is compressing it */
     pthread_t helpers[BTC_COMPRESS_MAX_STREAMS - 1];
@@ -63,6 +71,16 @@ unsigned btc_compress_default_streams(void)
 /* Compresses one block of a stream; 0 or -1. */
 static int compress_slot(struct btc_compress *c, struct slot *sl, unsigned stream)
 {
+    if (c->lz4) {
+        int n =
+            LZ4_compress_fast_continue(c->lz[stream], (const char *)sl->raw, (char *)sl->out + 4,
+                                       (int)sl->raw_len, (int)c->out_cap - 4, 1);
+        if (n <= 0 || LZ4_saveDict(c->lz[stream], c->dict[stream], BTC_FILE_BLOCK_SIZE) < 0)
+            return -1;
+        bt_wire_put_u32(sl->out, (uint32_t)n);
+        sl->out_len = (size_t)n + 4;
+        return 0;
+    }
     ZSTD_inBuffer in = {sl->raw, sl->raw_len, 0};
     ZSTD_outBuffer out = {sl->out + 4, c->out_cap - 4, 0};
     size_t r = ZSTD_compressStream2(c->z[stream], &out, &in, ZSTD_e_flush);
@@ -123,7 +141,7 @@ static ZSTD_CCtx *new_context(int window_log)
     return z;
 }
 
-struct btc_compress *btc_compress_open(unsigned streams)
+struct btc_compress *btc_compress_open(unsigned streams, int lz4)
 {
     struct btc_compress *c = calloc(1, sizeof *c);
     if (!c)
@@ -136,8 +154,11 @@ struct btc_compress *btc_compress_open(unsigned streams)
     pthread_cond_init(&c->work, NULL);
     pthread_cond_init(&c->done, NULL);
     c->streams = streams;
+    c->lz4 = lz4;
     c->nslots = streams > 1 ? streams * SLOTS_PER_STREAM : 1;
-    c->out_cap = ZSTD_compressBound(BTC_FILE_BLOCK_SIZE) + 4;
+    size_t bound = lz4 ? (size_t)LZ4_compressBound(BTC_FILE_BLOCK_SIZE)
+                       : ZSTD_compressBound(BTC_FILE_BLOCK_SIZE);
+    c->out_cap = bound + 4;
     int ok = (c->slots = calloc(c->nslots, sizeof *c->slots)) != NULL;
     for (unsigned i = 0; ok && i < c->nslots; i++)
         ok = (c->slots[i].raw = malloc(BTC_FILE_BLOCK_SIZE)) != NULL &&
@@ -150,7 +171,11 @@ struct btc_compress *btc_compress_open(unsigned streams)
      * MiB with 512 KiB windows, 11.0 with 1 MiB, 11.2 in one stream). */
     int window_log = BTC_FILE_ZSTD_WINDOW_LOG + (streams > 1);
     for (unsigned s = 0; s < streams && ok; s++) {
-        ok = (c->z[s] = new_context(window_log)) != NULL;
+        if (lz4)
+            ok = (c->lz[s] = LZ4_createStream()) != NULL &&
+                 (c->dict[s] = malloc(BTC_FILE_BLOCK_SIZE)) != NULL;
+        else
+            ok = (c->z[s] = new_context(window_log)) != NULL;
         c->next[s] = s;
     }
     /* The ring and the contexts exist before a helper looks at them; when
@@ -235,8 +260,12 @@ void btc_compress_close(struct btc_compress *c)
     pthread_mutex_unlock(&c->mu);
     for (unsigned i = 0; i < c->nhelpers; i++)
         pthread_join(c->helpers[i], NULL);
-    for (unsigned s = 0; s < BTC_COMPRESS_MAX_STREAMS; s++)
+    for (unsigned s = 0; s < BTC_COMPRESS_MAX_STREAMS; s++) {
         ZSTD_freeCCtx(c->z[s]);
+        if (c->lz[s])
+            LZ4_freeStream(c->lz[s]);
+        free(c->dict[s]);
+    }
     pthread_cond_destroy(&c->work);
     pthread_cond_destroy(&c->done);
     pthread_mutex_destroy(&c->mu);

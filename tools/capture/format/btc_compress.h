@@ -1,7 +1,7 @@
 /* Block compression for the .tracy writer: the payload is cut into 64 KiB
- * blocks and block i belongs to zstd stream i mod S (the container's stream
- * count), each stream one compression context flushed once per block, as
- * upstream's FileWrite does. With S > 1 the streams are compressed at once,
+ * blocks and block i belongs to stream i mod S (the container's stream
+ * count), each stream one compression context (zstd, flushed once per
+ * block, or LZ4) as upstream's FileWrite has. With S > 1 the streams are compressed at once,
  * by S - 1 threads and the caller, and the blocks are written in file
  * order. S = 1 compresses each block as it fills, with no thread. */
 #ifndef BTC_COMPRESS_H
@@ -18,8 +18,9 @@ struct btc_compress;
 unsigned btc_compress_default_streams(void);
 
 /* `streams` streams, 1 to BTC_COMPRESS_MAX_STREAMS (when threads cannot be
- * started, fewer threads share them). Returns NULL when out of memory. */
-struct btc_compress *btc_compress_open(unsigned streams);
+ * started, fewer threads share them), of zstd or (lz4) LZ4. Returns NULL
+ * when out of memory. */
+struct btc_compress *btc_compress_open(unsigned streams, int lz4);
 unsigned btc_compress_streams(const struct btc_compress *c);
 /* The block to fill next (BTC_FILE_BLOCK_SIZE bytes). */
 uint8_t *btc_compress_block(struct btc_compress *c);

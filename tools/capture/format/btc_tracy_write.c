@@ -653,6 +653,12 @@ static int write_payload(struct writer *wr)
 int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uint64_t *bytes,
                     char *err, size_t errlen)
 {
+    return btc_tracy_write_compressed(m, path, version, 0, bytes, err, errlen);
+}
+
+int btc_tracy_write_compressed(struct btc_model *m, const char *path, uint32_t version, int lz4,
+                               uint64_t *bytes, char *err, size_t errlen)
+{
     struct writer wr = {.m = m, .version = version, .err = err, .errlen = errlen};
     if (!btc_file_release_of(version)) {
         snprintf(err, errlen, "file version %u.%u.%u is not one this writer knows (%s)",
@@ -675,6 +681,7 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
     struct fw *w = &wr.w;
     char tmp[4200];
     w->legacy = version < BTC_GATE_CONTAINER;
+    w->lz4 = lz4;
     int rc = btc_fw_begin(w, path, tmp, sizeof tmp, err, errlen);
     if (rc < 0)
         return rc;
@@ -686,9 +693,10 @@ int btc_tracy_write(struct btc_model *m, const char *path, uint32_t version, uin
 
 int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
-    int legacy = w->legacy;
+    int legacy = w->legacy, lz4 = w->lz4;
     memset(w, 0, sizeof *w);
     w->legacy = legacy;
+    w->lz4 = lz4;
     /* A regular file (or none yet) is replaced only once the new one is
      * complete: written beside it under a temporary name, synced, renamed.
      * Anything else (a FIFO, /dev/stdout) is written in place. */
@@ -718,19 +726,24 @@ int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char 
         tmp[0] = '\0';
         return BTC_ERR_IO;
     }
-    /* The legacy container is one zstd stream, flushed at every block. */
-    w->c = btc_compress_open(w->legacy ? 1 : btc_compress_default_streams());
+    /* The legacy container is one stream (zstd flushed at every block, or
+     * LZ4), its magic saying which. */
+    w->c = btc_compress_open(w->legacy ? 1 : btc_compress_default_streams(), w->lz4);
     if (!w->c) {
         snprintf(err, errlen, "out of memory for the file writer");
         return btc_fw_end(w, path, tmp, BTC_ERR_NOMEM, NULL, err, errlen);
     }
     w->blk = btc_compress_block(w->c);
-    uint8_t head[6] = {btc_file_magic[0],      btc_file_magic[1],
-                       btc_file_magic[2],      btc_file_magic[3],
-                       BTC_FILE_COMPRESS_ZSTD, (uint8_t)btc_compress_streams(w->c)};
+    uint8_t head[6] = {btc_file_magic[0],
+                       btc_file_magic[1],
+                       btc_file_magic[2],
+                       btc_file_magic[3],
+                       w->lz4 ? BTC_FILE_COMPRESS_LZ4 : BTC_FILE_COMPRESS_ZSTD,
+                       (uint8_t)btc_compress_streams(w->c)};
     size_t head_len = sizeof head;
     if (w->legacy) {
-        memcpy(head, btc_file_magic_legacy_zstd, BTC_FILE_MAGIC_SIZE);
+        memcpy(head, w->lz4 ? btc_file_magic_legacy_lz4 : btc_file_magic_legacy_zstd,
+               BTC_FILE_MAGIC_SIZE);
         head_len = BTC_FILE_MAGIC_SIZE;
     }
     if (fwrite(head, 1, head_len, w->f) != head_len)
@@ -748,12 +761,15 @@ int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t
             w->failed = 1;
         /* The legacy reader (0.10) reads another block after every full
          * one: a payload of whole blocks ends with an empty one (a raw zstd
-         * block of 0 bytes, which the frame still open takes). */
-        static const uint8_t empty[7] = {3, 0, 0, 0, 0, 0, 0};
+         * block of 0 bytes, which the frame still open takes; for LZ4, the
+         * one token of a block with nothing in it). */
+        static const uint8_t empty_zstd[7] = {3, 0, 0, 0, 0, 0, 0}, empty_lz4[5] = {1, 0, 0, 0, 0};
+        const uint8_t *empty = w->lz4 ? empty_lz4 : empty_zstd;
+        size_t empty_len = w->lz4 ? sizeof empty_lz4 : sizeof empty_zstd;
         if (w->legacy && !w->failed && w->payload && w->payload % BTC_FILE_BLOCK_SIZE == 0) {
-            if (fwrite(empty, 1, sizeof empty, w->f) != sizeof empty)
+            if (fwrite(empty, 1, empty_len, w->f) != empty_len)
                 w->failed = 1;
-            w->file_bytes += sizeof empty;
+            w->file_bytes += empty_len;
         }
     }
     bool in_place = !tmp[0];

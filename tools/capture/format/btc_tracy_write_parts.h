@@ -21,12 +21,13 @@ struct fw {
     uint64_t payload; /* uncompressed bytes handed to the compressor */
     int failed;
     int legacy; /* set before btc_fw_begin: the container of files before 0.11.0 */
+    int lz4;    /* set before btc_fw_begin: LZ4 blocks instead of zstd */
 };
 
 /* Appends n bytes, compressing each block as it fills (btc_tracy_write.c). */
 void btc_fw_put(struct fw *w, const void *p, size_t n);
 
-/* Opens PATH for a new .tracy (zstd container header written): a regular
+/* Opens PATH for a new .tracy (container header written): a regular
  * file is written as tmp (filled in, tmplen bytes) and renamed by
  * btc_fw_end only when complete. Returns BTC_OK or an error with err. */
 int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err,
