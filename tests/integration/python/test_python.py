@@ -125,6 +125,21 @@ class WholeProgram(unittest.TestCase):
         for f in ("raiser", "middle", "catcher"):
             self.assertEqual(z[("MainThread", f)], 1, f)
 
+    def test_the_file_is_lz4_unless_z_says_zstd(self):
+        # The container header's compression byte: 0 LZ4, 1 zstd; the same
+        # zones either way.
+        script = write("program.py", PROGRAM)
+        for args, kind in (((), 0), (("-z", "zstd"), 1), (("-z", "lz4"), 0)):
+            trace = os.path.join(WORK, f"compressed-{kind}.tracy")
+            r = run("-o", trace, *args, script)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            with open(trace, "rb") as f:
+                self.assertEqual(f.read(5), b"tr\xfdP" + bytes([kind]), args)
+            self.assertEqual(zones(trace)[("MainThread", "fib")], 177, args)
+        r = run("-o", os.path.join(WORK, "never.tracy"), "-z", "gzip", script)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("-z needs lz4 or zstd", r.stderr)
+
     def test_the_programs_exit_status_is_kept(self):
         script = write("program.py", PROGRAM)
         trace = os.path.join(WORK, "status.tracy")
