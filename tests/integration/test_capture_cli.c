@@ -726,6 +726,30 @@ static void complete_session_exits_0_with_a_summary(void **state)
     assert_int_equal(access(journal, F_OK), -1); /* removed once the file is written */
 }
 
+/* --compression lz4: the container says LZ4 (byte 4 of its header is 0),
+ * and the file reads back whole; another value is refused. */
+static void compression_lz4_writes_an_lz4_file(void **state)
+{
+    (void)state;
+    char path[4200], line[512] = "";
+    path_in_tmp(path, sizeof path, "lz4.tracy");
+    capture_a_replay(path, "--compression", "lz4", line, sizeof line);
+    assert_non_null(strstr(line, "complete, "));
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    uint8_t head[6];
+    assert_int_equal(fread(head, 1, sizeof head, f), sizeof head);
+    fclose(f);
+    assert_memory_equal(head, "tr\xfdP", 4);
+    assert_int_equal(head[4], 0);
+    uint64_t unended;
+    assert_int_equal(zones_in(path, &unended), 8300);
+    assert_int_equal(unended, 0);
+    const char *args[] = {"-o", path, "-f", "--compression", "gzip", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish(&p), 1);
+}
+
 /* In a private network namespace whose only ephemeral ports are 40000 and
  * 40001, a capture started before its client tries 127.0.0.1:40000 from
  * source port 40000 too, and TCP connects that attempt to itself. The capture
@@ -1269,6 +1293,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_client_of_no_known_protocol_is_named_as_such),
         cmocka_unit_test(a_client_sending_another_protocols_events_is_named),
         cmocka_unit_test(complete_session_exits_0_with_a_summary),
+        cmocka_unit_test(compression_lz4_writes_an_lz4_file),
         cmocka_unit_test(thread_group_hints_and_sections_are_kept_in_the_file),
         cmocka_unit_test(client_killed_with_sigkill_leaves_a_loadable_file),
         cmocka_unit_test(sigint_stops_the_capture_and_writes_the_file),
