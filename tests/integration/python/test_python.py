@@ -311,6 +311,50 @@ class Signposts(unittest.TestCase):
         self.assertRegex(rows[3], r"^[0-9]+,end,,[0-9]+,")
 
 
+@unittest.skipIf(sys.version_info < (3, 12), "sys.monitoring is the hook from Python 3.12 on")
+class Monitoring(unittest.TestCase):
+    def test_the_hook_is_sys_monitoring_under_the_profiler_id(self):
+        script = write("tool.py", "import sys\n"
+                       "print(sys.monitoring.get_tool(sys.monitoring.PROFILER_ID), sys.getprofile())\n")
+        r = run("-o", os.path.join(WORK, "tool.tracy"), script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "boardtrace None\n")
+
+    def test_a_taken_profiler_id_gives_the_next_free_one(self):
+        script = write(
+            "taken.py",
+            textwrap.dedent(
+                """
+                import sys, boardtrace
+                sys.monitoring.use_tool_id(sys.monitoring.PROFILER_ID, "another profiler")
+
+                def inside(): pass
+
+                with boardtrace.Profiler():
+                    inside()
+                print(sys.monitoring.get_tool(sys.monitoring.PROFILER_ID + 1))
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "taken.tracy")
+        r = run("-p", "-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "boardtrace\n")
+        self.assertEqual(zones(trace)[("MainThread", "inside")], 1)
+
+    def test_no_free_tool_id_is_an_error_naming_their_users(self):
+        script = write(
+            "all-taken.py",
+            "import sys, boardtrace\n"
+            "for i in range(6):\n    sys.monitoring.use_tool_id(i, f'tool {i}')\n"
+            "boardtrace.Profiler().enable()\n",
+        )
+        r = run("-p", "-o", os.path.join(WORK, "all-taken.tracy"), script)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("RuntimeError: boardtrace: sys.monitoring has no free tool id", r.stderr)
+        self.assertIn("(5, 'tool 5')", r.stderr)
+
+
 class TracyClient(unittest.TestCase):
     def test_upstreams_api_runs_unchanged(self):
         script = write(
