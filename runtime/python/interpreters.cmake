@@ -1,5 +1,6 @@
 # The host's other Pythons, for whom the extension is built besides the one
-# CMake found (each into its own folder, with test_python_3.X run on it):
+# CMake found (each into its own folder, with test_python_3.X run on it and
+# bench_python_3.X measuring it):
 # BT_PYTHON_EXTRA_INTERPRETERS, filled on the first configure with one
 # interpreter per other 3.X from 3.11 on (before, code objects have no
 # co_qualname: a method's zone is "area", not "Shape.area", and
@@ -86,5 +87,11 @@ foreach(interp IN LISTS BT_PYTHON_EXTRA_INTERPRETERS)
                  COMMAND ${interp} ${PROJECT_SOURCE_DIR}/tests/integration/python/test_python.py
                          ${dir} $<TARGET_FILE:boardtrace-capture> $<TARGET_FILE:boardtrace-report>)
         set_tests_properties(test_python_${version} PROPERTIES LABELS integration TIMEOUT 600)
+    endif()
+    if(BT_BUILD_TESTS AND TARGET boardtrace-capture)
+        add_test(NAME bench_python_${version}
+                 COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/bench/bench_python.py --python ${interp}
+                         ${dir} $<TARGET_FILE:boardtrace-capture>)
+        set_tests_properties(bench_python_${version} PROPERTIES LABELS bench TIMEOUT 1200 RUN_SERIAL ON)
     endif()
 endforeach()
