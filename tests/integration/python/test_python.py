@@ -7,6 +7,7 @@ Usage: test_python.py PYTHONPATH CAPTURE REPORT"""
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -220,12 +221,21 @@ class BadInput(unittest.TestCase):
         )
         trace = os.path.join(WORK, "interrupted.tracy")
         env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE)
+        # SIGINT as a terminal's Ctrl-C finds it: this test may run with it
+        # ignored (a background job of a non-interactive shell), which the
+        # program would inherit, and Python keeps a SIGINT ignored at start.
         p = subprocess.Popen(
             [sys.executable, "-m", "boardtrace", "-o", trace, script],
-            env=env, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            env=env, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.assertEqual(p.stdout.readline(), "ready\n")
-        p.send_signal(2)
-        out, err = p.communicate(timeout=300)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            self.fail(f"the program did not end within 300 s of SIGINT: {err}")
         self.assertEqual(p.returncode, 130, err)
         self.assertIn("KeyboardInterrupt", err)
         self.assertGreaterEqual(zones(trace)[("MainThread", "tick")], 1)
