@@ -19,12 +19,14 @@ static long function_events, line_events;
 /* The thread's name, once threading has registered it: a new thread's first
  * events (threading's bootstrap) come before that, when current_thread()
  * would make a dummy Thread in its place. A thread threading does not know
- * stays unnamed. */
-static void name_if_known(struct stack *s)
+ * stays unnamed. Reading the name runs Python code (Thread.name), where the
+ * main thread takes signals: what a handler raised there (KeyboardInterrupt)
+ * is left set, and -1 returned, for the program to get it. */
+static int name_if_known(struct stack *s)
 {
     if (!active) {
         name_thread(s);
-        return;
+        return 0;
     }
     PyObject *key = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
     PyObject *t = key ? PyDict_GetItemWithError(active, key) : NULL;
@@ -38,18 +40,28 @@ static void name_if_known(struct stack *s)
         Py_DECREF(t);
         s->named = 1;
     }
+    if (PyErr_Occurred() && !PyErr_ExceptionMatches(PyExc_Exception))
+        return -1;
     PyErr_Clear();
+    return 0;
 }
 
+/* The calling thread's stack; NULL when the thread is not profiled, or with
+ * an exception set that the callback returns to the program. */
 static inline struct stack *event_stack(void)
 {
     struct stack *s = stack();
     if (s && __builtin_expect(!s->named || s->off, 0)) {
-        if (s->off)
+        if (s->off || name_if_known(s) < 0)
             return NULL;
-        name_if_known(s);
     }
     return s;
+}
+
+/* A callback's result: None, or NULL with the exception event_stack left. */
+static inline PyObject *done(void)
+{
+    return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
 }
 
 static int is_c_function(PyObject *f)
@@ -63,7 +75,9 @@ static PyObject *on_start(PyObject *self, PyObject *const *args, Py_ssize_t narg
 {
     (void)self;
     struct stack *s = event_stack();
-    if (s && nargs >= 1)
+    if (!s)
+        return done();
+    if (nargs >= 1)
         push(s, function_loc((PyCodeObject *)args[0]), ZONE_CALL);
     Py_RETURN_NONE;
 }
@@ -75,10 +89,10 @@ static PyObject *on_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     (void)args;
     (void)nargs;
     struct stack *s = event_stack();
-    if (s) {
-        end_line(s);
-        pop(s);
-    }
+    if (!s)
+        return done();
+    end_line(s);
+    pop(s);
     Py_RETURN_NONE;
 }
 
@@ -91,8 +105,9 @@ static PyObject *on_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs
     if (nargs < 3 || !is_c_function(args[2]))
         return Py_NewRef(disable);
     struct stack *s = event_stack();
-    if (s)
-        push(s, cfunc_loc(args[2]), ZONE_C);
+    if (!s)
+        return done();
+    push(s, cfunc_loc(args[2]), ZONE_C);
     Py_RETURN_NONE;
 }
 
@@ -105,8 +120,9 @@ static PyObject *on_c_end(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (nargs < 3 || !is_c_function(args[2]))
         Py_RETURN_NONE;
     struct stack *s = event_stack();
-    if (s)
-        pop(s);
+    if (!s)
+        return done();
+    pop(s);
     Py_RETURN_NONE;
 }
 
@@ -115,7 +131,9 @@ static PyObject *on_line(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 {
     (void)self;
     struct stack *s = event_stack();
-    if (!s || nargs < 2)
+    if (!s)
+        return done();
+    if (nargs < 2)
         Py_RETURN_NONE;
     long line = PyLong_AsLong(args[1]);
     if (line < 0) {

@@ -364,6 +364,38 @@ class Monitoring(unittest.TestCase):
         self.assertIn("RuntimeError: boardtrace: sys.monitoring has no free tool id", r.stderr)
         self.assertIn("(5, 'tool 5')", r.stderr)
 
+    def test_a_ctrl_c_while_a_thread_is_named_reaches_the_program(self):
+        # The main thread is left unnamed (enable() runs on another), so its
+        # next event reads its name from threading, in Python code, where
+        # the SIGINT is taken: the KeyboardInterrupt must not be dropped.
+        script = write(
+            "interrupted-name.py",
+            textwrap.dedent(
+                """
+                import os, signal, threading, boardtrace
+
+                def interrupted_name(self):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    return "MainThread"
+
+                threading._MainThread.name = property(interrupted_name)
+                t = threading.Thread(target=boardtrace.enable)
+                t.start()
+                t.join()
+                print("the interrupt was lost", flush=True)
+                """
+            ),
+        )
+        r = subprocess.run(
+            [sys.executable, script],
+            env=dict(os.environ, PYTHONPATH=PYPATH, TRACY_ONLY_LOCALHOST="1",
+                     TRACY_NO_BROADCAST="1"),
+            cwd=WORK, capture_output=True, text=True, timeout=300,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        self.assertNotIn("the interrupt was lost", r.stdout)
+        self.assertIn("KeyboardInterrupt", r.stderr)
+        self.assertEqual(r.returncode, -signal.SIGINT, r.stderr)
+
 
 class TracyClient(unittest.TestCase):
     def test_upstreams_api_runs_unchanged(self):
