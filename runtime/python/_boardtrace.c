@@ -1,10 +1,12 @@
-/* boardtrace._boardtrace: the runtime for Python programs. A C-level profile
- * hook turns every Python call (and call into a C function) into a zone,
- * with one source location per code object or C function, made on its first
+/* boardtrace._boardtrace: the runtime for Python programs. A profiling hook
+ * turns every Python call (and call into a C function) into a zone, with
+ * one source location per code object or C function, made on its first
  * call and kept for the process's life (the capture asks for its strings by
- * address at any time); with line profiling, a trace hook adds a zone per
- * executed line. Besides: signposts, and the primitives of upstream Tracy's
- * Python bindings, which tracy_client/ wraps under upstream's names. */
+ * address at any time); with line profiling, a zone per executed line too.
+ * The hook is the C-level profile (and trace) function before Python 3.12,
+ * here, and sys.monitoring from 3.12 on (py_monitoring.c). Besides:
+ * signposts, and the primitives of upstream Tracy's Python bindings, which
+ * tracy_client/ wraps under upstream's names. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <frameobject.h>
@@ -15,6 +17,7 @@
 
 #include <boardtrace/trace.h>
 
+#include "py_zones.h"
 #include "runtime.h"
 
 /* ---- source locations made at run time, kept forever -------------------- */
@@ -87,26 +90,15 @@ static void keep_loc(const void *a, uintptr_t b, const struct bt_srcloc *loc)
     *s = (struct slot){a, b, loc};
 }
 
-/* 3.12 renamed the extra slot's calls (the old names are deprecated). */
-#if PY_VERSION_HEX >= 0x030C0000
-#define code_extra_index PyUnstable_Eval_RequestCodeExtraIndex
-#define code_get_extra   PyUnstable_Code_GetExtra
-#define code_set_extra   PyUnstable_Code_SetExtra
-#else
-#define code_extra_index _PyEval_RequestCodeExtraIndex
-#define code_get_extra   _PyCode_GetExtra
-#define code_set_extra   _PyCode_SetExtra
-#endif
-
 /* The code objects' extra slot of ours (-1: none was given): a function's
  * location hangs there, found in a few loads instead of a hash lookup. The
  * location outlives the code object, so the slot frees nothing. */
-static Py_ssize_t extra_index = -1;
+Py_ssize_t extra_index = -1;
 
 /* A code object's location: its qualified name, file and first line (line
  * 0), or that line. The code object stays alive as the key: a reference is
  * kept. */
-static const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
+const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
 {
     const struct bt_srcloc *loc = find_loc(co, (uintptr_t)line);
     if (loc)
@@ -130,22 +122,16 @@ static const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
     return loc;
 }
 
-/* A function's location, from the code object's extra slot once made. */
-static inline const struct bt_srcloc *function_loc(PyCodeObject *co)
-{
-    void *loc = NULL;
-    if (extra_index >= 0 && code_get_extra((PyObject *)co, extra_index, &loc) == 0 && loc)
-        return loc;
-    return code_loc(co, 0);
-}
-
 /* A C function's location, "module.qualname" (builtins.sorted,
  * list.append), keyed by its method definition: a bound method is a new
- * object at every call, its definition is not. */
-static const struct bt_srcloc *cfunc_loc(PyObject *f)
+ * object at every call, its definition is not; a method descriptor (what
+ * sys.monitoring's CALL gives for obj.method()) has the same one. */
+const struct bt_srcloc *cfunc_loc(PyObject *f)
 {
-    const void *key =
-        PyCFunction_Check(f) ? (const void *)((PyCFunctionObject *)f)->m_ml : (const void *)f;
+    const void *key = PyCFunction_Check(f) ? (const void *)((PyCFunctionObject *)f)->m_ml
+                      : Py_IS_TYPE(f, &PyMethodDescr_Type)
+                          ? (const void *)((PyMethodDescrObject *)f)->d_method
+                          : (const void *)f;
     const struct bt_srcloc *loc = find_loc(key, 0);
     if (loc)
         return loc;
@@ -160,7 +146,7 @@ static const struct bt_srcloc *cfunc_loc(PyObject *f)
     Py_XDECREF(qual);
     Py_XDECREF(mod);
     if (loc) {
-        if (!PyCFunction_Check(f))
+        if (!PyCFunction_Check(f) && !Py_IS_TYPE(f, &PyMethodDescr_Type))
             Py_INCREF(f);
         keep_loc(key, 0, loc);
     }
@@ -169,53 +155,9 @@ static const struct bt_srcloc *cfunc_loc(PyObject *f)
 
 /* ---- each thread's open zones -------------------------------------------- */
 
-#define MAX_DEPTH 2048
+_Thread_local struct stack *tls __attribute__((tls_model("initial-exec")));
 
-struct stack {
-    int n;         /* zones open */
-    int over;      /* calls deeper than MAX_DEPTH, not recorded */
-    uint8_t named; /* the thread's name was sent */
-    bt_zone z[MAX_DEPTH];
-    uint8_t line[MAX_DEPTH]; /* 1: a line zone (closed by the next line) */
-};
-/* Initial-exec: a load, not a call to __tls_get_addr, on every event. */
-static _Thread_local struct stack *tls __attribute__((tls_model("initial-exec")));
-
-static inline struct stack *stack(void)
-{
-    if (__builtin_expect(!tls, 0))
-        tls = calloc(1, sizeof *tls);
-    return tls;
-}
-
-static void push(struct stack *s, const struct bt_srcloc *loc, int line)
-{
-    if (!loc || s->n == MAX_DEPTH) {
-        s->over++;
-        return;
-    }
-    s->line[s->n] = (uint8_t)line;
-    s->z[s->n++] = bt_zone_begin(loc, 0, 1);
-}
-
-static void pop(struct stack *s)
-{
-    if (s->over) {
-        s->over--;
-        return;
-    }
-    if (s->n) /* a return without its call (profiling began inside it) is none */
-        bt_zone_end(s->z[--s->n]);
-}
-
-/* The line zone open on top, if any, ends. */
-static void end_line(struct stack *s)
-{
-    if (!s->over && s->n && s->line[s->n - 1])
-        bt_zone_end(s->z[--s->n]);
-}
-
-static void close_all(struct stack *s)
+void close_all(struct stack *s)
 {
     while (s->n)
         bt_zone_end(s->z[--s->n]);
@@ -223,7 +165,7 @@ static void close_all(struct stack *s)
 }
 
 /* The thread's name, from threading, once per thread. */
-static void name_thread(struct stack *s)
+void name_thread(struct stack *s)
 {
     s->named = 1;
     PyObject *threading = PyImport_ImportModule("threading");
@@ -237,6 +179,9 @@ static void name_thread(struct stack *s)
     PyErr_Clear();
 }
 
+#if PY_VERSION_HEX < 0x030C0000
+/* Before 3.12: the C profile function, per thread, and the trace function
+ * for lines. */
 static int lines_on;
 
 static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
@@ -248,7 +193,7 @@ static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject 
     switch (what) {
     case PyTrace_CALL: {
         PyCodeObject *co = PyFrame_GetCode(frame);
-        push(s, function_loc(co), 0);
+        push(s, function_loc(co), ZONE_CALL);
         Py_DECREF(co);
         break;
     }
@@ -257,7 +202,7 @@ static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject 
         pop(s);
         break;
     case PyTrace_C_CALL:
-        push(s, cfunc_loc(arg), 0);
+        push(s, cfunc_loc(arg), ZONE_C);
         break;
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
@@ -278,7 +223,7 @@ static int trace_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
         return 0;
     end_line(s);
     PyCodeObject *co = PyFrame_GetCode(frame);
-    push(s, code_loc(co, PyFrame_GetLineNumber(frame)), 1);
+    push(s, code_loc(co, PyFrame_GetLineNumber(frame)), ZONE_LINE);
     Py_DECREF(co);
     return 0;
 }
@@ -332,6 +277,64 @@ static PyObject *py_disable(PyObject *self, PyObject *args)
     if (s)
         close_all(s);
     Py_RETURN_NONE;
+}
+#else
+/* From 3.12: sys.monitoring, whose events are the whole process's (every
+ * thread's), turned on and off here. */
+static PyObject *py_enable(PyObject *self, PyObject *args)
+{
+    (void)self;
+    int lines = 0;
+    if (!PyArg_ParseTuple(args, "|p", &lines))
+        return NULL;
+    struct stack *s = stack();
+    if (s && !s->named)
+        name_thread(s);
+    if (monitoring_enable(lines) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* Stops profiling (every thread), closing what the calling thread has
+ * open. */
+static PyObject *py_disable(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    int rc = monitoring_disable();
+    struct stack *s = stack();
+    if (s)
+        close_all(s);
+    if (rc < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+#endif
+
+/* run_unprofiled(function, *args): function(*args) with the calling thread
+ * left out of the profile, for a thread of boardtrace's own (started with
+ * it, its own frames are not seen either), which sys.monitoring would
+ * otherwise profile as the program's. */
+static PyObject *py_run_unprofiled(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_ssize_t n = PyTuple_GET_SIZE(args);
+    if (n < 1) {
+        PyErr_SetString(PyExc_TypeError, "_run_unprofiled needs a function");
+        return NULL;
+    }
+    PyObject *rest = PyTuple_GetSlice(args, 1, n);
+    if (!rest)
+        return NULL;
+    struct stack *s = stack();
+    uint8_t was = s ? s->off : 0;
+    if (s)
+        s->off = 1;
+    PyObject *r = PyObject_Call(PyTuple_GET_ITEM(args, 0), rest, NULL);
+    if (s)
+        s->off = was;
+    Py_DECREF(rest);
+    return r;
 }
 
 /* Ends tracing: the runtime sends what it holds and, with TRACY_NO_EXIT,
@@ -759,9 +762,13 @@ static PyTypeObject ScopedZoneType = {
 };
 
 static PyMethodDef methods[] = {
-    {"_enable", py_enable, METH_VARARGS, "Profiles the calling thread (lines too with True)."},
-    {"_disable", py_disable, METH_NOARGS, "Stops profiling the calling thread."},
+    {"_enable", py_enable, METH_VARARGS, "Profiles (lines too with True)."},
+    {"_disable", py_disable, METH_NOARGS, "Stops profiling."},
+#if PY_VERSION_HEX < 0x030C0000
     {"_thread_start", thread_start, METH_VARARGS, "threading.setprofile hook."},
+#endif
+    {"_run_unprofiled", py_run_unprofiled, METH_VARARGS,
+     "_run_unprofiled(function, *args): runs it with the calling thread not profiled."},
     {"_finish", py_finish, METH_NOARGS, "Sends what is held and ends tracing."},
     {"_connected", py_connected, METH_NOARGS, "Whether a capture is connected."},
     {"signpost", (PyCFunction)(void (*)(void))py_signpost, METH_VARARGS | METH_KEYWORDS,
@@ -800,6 +807,12 @@ PyMODINIT_FUNC PyInit__boardtrace(void)
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;
+    /* 1: the hook covers every thread (sys.monitoring); 0: the calling
+     * thread's, and threading's later ones through _thread_start. */
+    if (PyModule_AddIntConstant(m, "_process_wide", PY_VERSION_HEX >= 0x030C0000) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     Py_INCREF(&ScopedZoneType);
     if (PyModule_AddObject(m, "_ScopedZone", (PyObject *)&ScopedZoneType) < 0) {
         Py_DECREF(&ScopedZoneType);

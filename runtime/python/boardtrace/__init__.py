@@ -31,18 +31,23 @@ def signpost(header, message=None):
 
 
 def enable(lines=False):
-    """Profiles the calling thread from here on, and every thread that
-    threading starts later; with lines=True a zone per executed line too."""
+    """Profiles from here on, with lines=True a zone per executed line too:
+    on Python 3.12 and later every thread (sys.monitoring's events are the
+    process's), before 3.12 the calling thread and every thread that
+    threading starts later."""
     rt = _rt()
-    _threading.setprofile(rt._thread_start)
+    if not rt._process_wide:
+        _threading.setprofile(rt._thread_start)
     rt._enable(bool(lines))
 
 
 def disable():
-    """Stops profiling the calling thread (its open zones end here) and
-    threads started later."""
+    """Stops profiling (the calling thread's open zones end here): on 3.12
+    and later every thread, before 3.12 the calling thread and threads
+    started later."""
     rt = _rt()
-    _threading.setprofile(None)
+    if not rt._process_wide:
+        _threading.setprofile(None)
     rt._disable()
 
 

@@ -143,7 +143,7 @@ def start_capture(capture, port, output, compression):
 
 def watch_capture(capture, run):
     """Waits for the capture on a thread of its own (not a threading one, so
-    the program does not see it). A capture that fails, or ends before the
+    the program does not see it, and not profiled). A capture that fails, or ends before the
     program does, ends the run: the program would otherwise wait for it, its
     buffers full, forever."""
     rc = capture.wait()
@@ -189,7 +189,7 @@ def main():
     run = {"status": 0, "finishing": False, "ended": _thread.allocate_lock()}
     if capture:
         run["ended"].acquire()
-        _thread.start_new_thread(watch_capture, (capture, run))
+        _thread.start_new_thread(_boardtrace._run_unprofiled, (watch_capture, capture, run))
     status = 0
     try:
         if not opts["partial"]:

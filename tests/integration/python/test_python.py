@@ -7,6 +7,7 @@ Usage: test_python.py PYTHONPATH CAPTURE REPORT"""
 import collections
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -235,12 +236,21 @@ class BadInput(unittest.TestCase):
         )
         trace = os.path.join(WORK, "interrupted.tracy")
         env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE)
+        # SIGINT as a terminal's Ctrl-C finds it: this test may run with it
+        # ignored (a background job of a non-interactive shell), which the
+        # program would inherit, and Python keeps a SIGINT ignored at start.
         p = subprocess.Popen(
             [sys.executable, "-m", "boardtrace", "-o", trace, script],
-            env=env, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            env=env, cwd=WORK, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.assertEqual(p.stdout.readline(), "ready\n")
-        p.send_signal(2)
-        out, err = p.communicate(timeout=300)
+        p.send_signal(signal.SIGINT)
+        try:
+            out, err = p.communicate(timeout=300)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            self.fail(f"the program did not end within 300 s of SIGINT: {err}")
         self.assertEqual(p.returncode, 130, err)
         self.assertIn("KeyboardInterrupt", err)
         self.assertGreaterEqual(zones(trace)[("MainThread", "tick")], 1)
@@ -324,6 +334,82 @@ class Signposts(unittest.TestCase):
         since = int(rows[2].split(",")[4])
         self.assertGreaterEqual(since, 40_000_000)  # two sleeps of 20 ms
         self.assertRegex(rows[3], r"^[0-9]+,end,,[0-9]+,")
+
+
+@unittest.skipIf(sys.version_info < (3, 12), "sys.monitoring is the hook from Python 3.12 on")
+class Monitoring(unittest.TestCase):
+    def test_the_hook_is_sys_monitoring_under_the_profiler_id(self):
+        script = write("tool.py", "import sys\n"
+                       "print(sys.monitoring.get_tool(sys.monitoring.PROFILER_ID), sys.getprofile())\n")
+        r = run("-o", os.path.join(WORK, "tool.tracy"), script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "boardtrace None\n")
+
+    def test_a_taken_profiler_id_gives_the_next_free_one(self):
+        script = write(
+            "taken.py",
+            textwrap.dedent(
+                """
+                import sys, boardtrace
+                sys.monitoring.use_tool_id(sys.monitoring.PROFILER_ID, "another profiler")
+
+                def inside(): pass
+
+                with boardtrace.Profiler():
+                    inside()
+                print(sys.monitoring.get_tool(sys.monitoring.PROFILER_ID + 1))
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "taken.tracy")
+        r = run("-p", "-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "boardtrace\n")
+        self.assertEqual(zones(trace)[("MainThread", "inside")], 1)
+
+    def test_no_free_tool_id_is_an_error_naming_their_users(self):
+        script = write(
+            "all-taken.py",
+            "import sys, boardtrace\n"
+            "for i in range(6):\n    sys.monitoring.use_tool_id(i, f'tool {i}')\n"
+            "boardtrace.Profiler().enable()\n",
+        )
+        r = run("-p", "-o", os.path.join(WORK, "all-taken.tracy"), script)
+        self.assertEqual(r.returncode, 1, r.stderr)
+        self.assertIn("RuntimeError: boardtrace: sys.monitoring has no free tool id", r.stderr)
+        self.assertIn("(5, 'tool 5')", r.stderr)
+
+    def test_a_ctrl_c_while_a_thread_is_named_reaches_the_program(self):
+        # The main thread is left unnamed (enable() runs on another), so its
+        # next event reads its name from threading, in Python code, where
+        # the SIGINT is taken: the KeyboardInterrupt must not be dropped.
+        script = write(
+            "interrupted-name.py",
+            textwrap.dedent(
+                """
+                import os, signal, threading, boardtrace
+
+                def interrupted_name(self):
+                    os.kill(os.getpid(), signal.SIGINT)
+                    return "MainThread"
+
+                threading._MainThread.name = property(interrupted_name)
+                t = threading.Thread(target=boardtrace.enable)
+                t.start()
+                t.join()
+                print("the interrupt was lost", flush=True)
+                """
+            ),
+        )
+        r = subprocess.run(
+            [sys.executable, script],
+            env=dict(os.environ, PYTHONPATH=PYPATH, TRACY_ONLY_LOCALHOST="1",
+                     TRACY_NO_BROADCAST="1"),
+            cwd=WORK, capture_output=True, text=True, timeout=300,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        self.assertNotIn("the interrupt was lost", r.stdout)
+        self.assertIn("KeyboardInterrupt", r.stderr)
+        self.assertEqual(r.returncode, -signal.SIGINT, r.stderr)
 
 
 class TracyClient(unittest.TestCase):
