@@ -11,7 +11,6 @@
 #if PY_VERSION_HEX >= 0x030C0000
 
 static PyObject *monitoring; /* sys.monitoring */
-static PyObject *disable;    /* sys.monitoring.DISABLE */
 static PyObject *active;     /* threading._active: ident -> Thread, NULL if none */
 static int tool = -1;
 static long function_events, line_events;
@@ -97,13 +96,15 @@ static PyObject *on_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 }
 
 /* CALL (code, offset, callable, arg0): every call; a zone for a C function,
- * and for anything else (a Python function has its PY_START) the call site
- * is turned off, so that it costs nothing from then on. */
+ * nothing for anything else (a Python function has its PY_START). The call
+ * site is never turned off (DISABLE) after a Python call, cheap as that
+ * would make it: the same site may call a C function next (a callback, a
+ * duck-typed method), whose zone would then be lost. */
 static PyObject *on_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
     if (nargs < 3 || !is_c_function(args[2]))
-        return Py_NewRef(disable);
+        Py_RETURN_NONE;
     struct stack *s = event_stack();
     if (!s)
         return done();
@@ -112,8 +113,8 @@ static PyObject *on_call(PyObject *self, PyObject *const *args, Py_ssize_t nargs
 }
 
 /* C_RETURN, C_RAISE (code, offset, callable, arg0): the C function's zone
- * ends. They come for any callable that is not a Python function, and for a
- * call already under way when its call site was turned off. */
+ * ends. They come for any callable that is not a Python function (a class,
+ * a bound method's wrapper too: those opened no zone). */
 static PyObject *on_c_end(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     (void)self;
@@ -214,9 +215,8 @@ static int setup(void)
     PyObject *sys = PyImport_ImportModule("sys");
     monitoring = sys ? PyObject_GetAttrString(sys, "monitoring") : NULL;
     Py_XDECREF(sys);
-    disable = monitoring ? PyObject_GetAttrString(monitoring, "DISABLE") : NULL;
     PyObject *bits = monitoring ? PyObject_GetAttrString(monitoring, "events") : NULL;
-    if (!disable || !bits)
+    if (!bits)
         goto fail;
     PyObject *threading = PyImport_ImportModule("threading");
     active = threading ? PyObject_GetAttrString(threading, "_active") : NULL;
@@ -258,7 +258,6 @@ static int setup(void)
     return 0;
 fail:
     Py_XDECREF(bits);
-    Py_CLEAR(disable);
     Py_CLEAR(monitoring);
     Py_CLEAR(active);
     function_events = line_events = 0;

@@ -126,6 +126,42 @@ class WholeProgram(unittest.TestCase):
         for f in ("raiser", "middle", "catcher"):
             self.assertEqual(z[("MainThread", f)], 1, f)
 
+    def test_a_call_site_calling_python_and_c_keeps_every_c_zone(self):
+        # The same call sites call a C function, then a Python one, then
+        # the C function again: every call is a zone, whatever came first.
+        script = write(
+            "polymorphic.py",
+            textwrap.dedent(
+                """
+                import math
+
+                class Box:
+                    def reverse(self):
+                        pass
+
+                def py(n, k):
+                    return n
+
+                def call(f, n):
+                    return f(n, 2)
+
+                for f in (math.comb, py, math.comb, py, math.comb):
+                    call(f, 5)
+                for o in (bytearray(b"ab"), Box(), bytearray(b"ab"), Box(), bytearray(b"ab")):
+                    o.reverse()
+                """
+            ),
+        )
+        trace = os.path.join(WORK, "polymorphic.tracy")
+        r = run("-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        z = zones(trace)
+        self.assertEqual(z[("MainThread", "call")], 5)
+        self.assertEqual(z[("MainThread", "math.comb")], 3)
+        self.assertEqual(z[("MainThread", "py")], 2)
+        self.assertEqual(z[("MainThread", "bytearray.reverse")], 3)
+        self.assertEqual(z[("MainThread", "Box.reverse")], 2)
+
     def test_the_file_is_lz4_unless_z_says_zstd(self):
         # The container header's compression byte: 0 LZ4, 1 zstd; the same
         # zones either way.
