@@ -124,8 +124,10 @@ static void start(void)
 {
     bt_timer_init();
     bt_rt.init_begin = bt_timer_now();
-    bt_rt.calib_ticks = bt_rt.init_begin;
-    bt_rt.calib_ns = bt_timer_reference_ns();
+    struct bt_timer_pair calib = bt_timer_pair();
+    bt_rt.calib_ticks = calib.ticks;
+    bt_rt.calib_ns = calib.ns;
+    bt_rt.calib_half_ns = calib.half_ns;
     bt_rt.epoch = (uint64_t)time(NULL);
     bt_rt.pid = (uint32_t)getpid();
     const char *no_exit = getenv("TRACY_NO_EXIT");

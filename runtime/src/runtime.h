@@ -165,6 +165,7 @@ struct bt_runtime {
     int64_t init_end;
     int64_t calib_ticks; /* (ticks, ns) at start, for timerMul */
     int64_t calib_ns;
+    int64_t calib_half_ns; /* how well calib_ns is known (bt_timer_pair) */
     uint64_t epoch;
     uint32_t pid;
     int no_exit;

@@ -104,6 +104,32 @@ double bt_timer_multiplier(int64_t ticks0, int64_t ns0, int64_t ticks1, int64_t 
     return (double)(ns1 - ns0) / (double)(ticks1 - ticks0);
 }
 
+struct bt_timer_pair bt_timer_pair(void)
+{
+    struct bt_timer_pair best = {0, 0, INT64_MAX};
+    for (int i = 0; i < 5; i++) {
+        int64_t a = bt_timer_reference_ns();
+        int64_t t = bt_timer_now();
+        int64_t b = bt_timer_reference_ns();
+        if ((b - a) / 2 + 1 < best.half_ns)
+            best = (struct bt_timer_pair){t, a + (b - a) / 2, (b - a) / 2 + 1};
+    }
+    return best;
+}
+
+double bt_timer_known_multiplier(void)
+{
+    if (!bt_timer_hardware)
+        return 1.0;
+#if defined(__aarch64__)
+    uint64_t hz;
+    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
+    return hz ? 1e9 / (double)hz : 0;
+#else
+    return 0;
+#endif
+}
+
 uint64_t bt_timer_resolution(int pairs)
 {
     uint64_t best = UINT64_MAX;

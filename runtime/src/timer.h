@@ -46,6 +46,19 @@ static inline int64_t bt_timer_now(void)
     return bt_timer_fallback();
 }
 
+/* A (ticks, ns) sample: the counter read between two reads of the
+ * reference clock, the tightest of a few tries; ns is their middle, known
+ * to within half_ns. */
+struct bt_timer_pair {
+    int64_t ticks, ns, half_ns;
+};
+struct bt_timer_pair bt_timer_pair(void);
+
+/* Nanoseconds per tick as the hardware states them, with nothing to
+ * measure: ARM64's CNTFRQ_EL0; 1.0 without a hardware counter; 0 where
+ * the rate must be measured (x86's TSC, RISC-V's time CSR). */
+double bt_timer_known_multiplier(void);
+
 /* Nanoseconds per tick, measured between two (ticks, ns) samples. */
 double bt_timer_multiplier(int64_t ticks0, int64_t ns0, int64_t ticks1, int64_t ns1);
 

@@ -31,11 +31,14 @@
 #define ACCEPT_POLL_MS       10
 #define HANDSHAKE_TIMEOUT_MS 2000
 #define BROADCAST_PERIOD_NS  3000000000ll
-#define CALIBRATION_NS       200000000ll
-#define FINAL_DRAIN_NS       2000000000ll
-#define TAIL_PUBLISH_BYTES   65536u
-#define NAP_MIN_NS           20000ll
-#define NAP_MAX_NS           1000000ll
+/* The timer's rate is measured to CALIBRATION_ERROR (relative), over at
+ * most CALIBRATION_NS from the start. */
+#define CALIBRATION_NS     200000000ll
+#define CALIBRATION_ERROR  2e-6
+#define FINAL_DRAIN_NS     2000000000ll
+#define TAIL_PUBLISH_BYTES 65536u
+#define NAP_MIN_NS         20000ll
+#define NAP_MAX_NS         1000000ll
 /* A pass that found less than this (or a quarter of a buffer, if smaller)
  * waits a millisecond for queries before the next one, instead of spinning
  * over rings that fill slowly. */
@@ -770,19 +773,38 @@ static void prune_retired(void)
     pthread_mutex_unlock(&bt_rt.mutex);
 }
 
+/* The timer's ns per tick for the welcome: as the hardware states it, else
+ * measured against the reference clock since the start, to within
+ * CALIBRATION_ERROR: the two samples' uncertainty and a tick each, over
+ * their span. A welcome that comes sooner waits for that span (a few ms
+ * with a fine counter; CALIBRATION_NS at most, with a coarse one), and a
+ * program that fills its buffer meanwhile waits with it. */
+static double timer_multiplier(void)
+{
+    double known = bt_timer_known_multiplier();
+    if (known > 0)
+        return known;
+    for (;;) {
+        struct bt_timer_pair p = bt_timer_pair();
+        int64_t span = p.ns - bt_rt.calib_ns;
+        double mul = bt_timer_multiplier(bt_rt.calib_ticks, bt_rt.calib_ns, p.ticks, p.ns);
+        double doubt = (double)(p.half_ns + bt_rt.calib_half_ns) + 2 * mul;
+        if (span >= CALIBRATION_NS || (span > 0 && doubt <= CALIBRATION_ERROR * (double)span))
+            return mul;
+        int64_t want = (int64_t)(doubt / CALIBRATION_ERROR) - span;
+        int64_t wait = want < CALIBRATION_NS - span ? want : CALIBRATION_NS - span;
+        if (wait < 1000000)
+            wait = 1000000;
+        struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* Fills the welcome message; returns the timer multiplier it announces. */
 static double welcome_build(uint8_t *w, int code_transfer)
 {
     memset(w, 0, BT_WELCOME_SIZE);
-    int64_t ns = bt_timer_reference_ns();
-    if (bt_timer_hardware && ns - bt_rt.calib_ns < CALIBRATION_NS) {
-        int64_t wait = CALIBRATION_NS - (ns - bt_rt.calib_ns);
-        struct timespec ts = {(time_t)(wait / 1000000000), (long)(wait % 1000000000)};
-        nanosleep(&ts, NULL);
-    }
-    int64_t ticks = bt_timer_now();
-    ns = bt_timer_reference_ns();
-    double mul = bt_timer_multiplier(bt_rt.calib_ticks, bt_rt.calib_ns, ticks, ns);
+    double mul = timer_multiplier();
     uint64_t bits;
     memcpy(&bits, &mul, 8);
     bt_wire_put_u64(w + BT_WELCOME_OFF_TIMER_MUL, bits);

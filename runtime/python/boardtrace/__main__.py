@@ -183,9 +183,9 @@ def main():
     # first connection is taken, not refused and retried 100 ms later.
     _boardtrace.thread_name("MainThread")
     capture = start_capture(*where, opts["output"], opts["compression"]) if where else None
-    # The program starts now, not once the capture is connected (the runtime
-    # calibrates its timer for 200 ms first): what it emits meanwhile waits
-    # in the runtime's buffers, for a capture that is coming.
+    # The program starts now, not once the capture is connected (and the
+    # runtime has measured its timer's rate, some 15 ms): what it emits
+    # meanwhile waits in the runtime's buffers, for a capture that is coming.
     run = {"status": 0, "finishing": False, "ended": _thread.allocate_lock()}
     if capture:
         run["ended"].acquire()
