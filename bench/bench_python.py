@@ -1,6 +1,7 @@
 """Whole-program Python profiling cost: a call-heavy script (recursion and
 methods) run plain, under `python3 -m cProfile`, and under
-`python3 -m boardtrace -o` (a full timeline into a capture), alternated;
+`python3 -m boardtrace -o` (a full timeline into a capture; its LZ4 file,
+and with -z zstd the smaller one), alternated;
 prints the wall time each adds and their ratio, and boardtrace's cost per
 call, and under `python3 -m boardtrace -l -o` (a zone per line too); also
 the CPU time each adds (all processes: the interpreter, and for
@@ -27,7 +28,7 @@ if ARGS[:1] == ["--python"] and len(ARGS) > 1:
     del ARGS[:2]
 if len(ARGS) < 2:
     sys.exit(__doc__.split("\n\n")[-2])
-PYPATH, CAPTURE = ARGS[0:2]
+PYPATH, CAPTURE = (os.path.abspath(a) for a in ARGS[0:2])
 CALLS = int(ARGS[2]) if len(ARGS) > 2 else 10_000_000
 ROUNDS = int(ARGS[3]) if len(ARGS) > 3 else 3
 
@@ -74,13 +75,17 @@ def main():
         f.write(SCRIPT)
     env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE)
     py = PYTHON
-    runs = {"plain": [], "cProfile": [], "boardtrace": [], "boardtrace -l": []}
+    runs = {"plain": [], "cProfile": [], "boardtrace": [], "boardtrace -z zstd": [],
+            "boardtrace -l": []}
     for _ in range(ROUNDS):
         runs["plain"].append(timed([py, script], env, work))
         runs["cProfile"].append(
             timed([py, "-m", "cProfile", "-o", os.path.join(work, "p.prof"), script], env, work))
         runs["boardtrace"].append(
             timed([py, "-m", "boardtrace", "-o", os.path.join(work, "t.tracy"), script], env, work))
+        runs["boardtrace -z zstd"].append(
+            timed([py, "-m", "boardtrace", "-z", "zstd", "-o", os.path.join(work, "z.tracy"),
+                   script], env, work))
         runs["boardtrace -l"].append(
             timed([py, "-m", "boardtrace", "-l", "-o", os.path.join(work, "l.tracy"), script], env,
                   work))
@@ -98,7 +103,7 @@ def main():
     print(f"calls per run: about {CALLS}, {ROUNDS} alternated rounds, medians; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
     for k in runs:
-        print(f"  {k:13s} {med[k]:.3f} s wall, {cpu[k]:.3f} s CPU")
+        print(f"  {k:18s} {med[k]:.3f} s wall, {cpu[k]:.3f} s CPU")
     print(f"added wall: cProfile {added_c:.3f} s, boardtrace {added_b:.3f} s, "
           f"ratio {added_b / added_c:.2f} (goal <= 1.0)")
     print(f"added CPU:  cProfile {cpu_c:.3f} s, boardtrace {cpu_b:.3f} s, "
@@ -106,12 +111,16 @@ def main():
     print(f"boardtrace cost per call: {added_b / CALLS * 1e9:.0f} ns wall, "
           f"{cpu_b / CALLS * 1e9:.0f} ns CPU "
           f"(cProfile {added_c / CALLS * 1e9:.0f} ns wall, {cpu_c / CALLS * 1e9:.0f} ns CPU)")
+    added_z = med["boardtrace -z zstd"] - med["plain"]
+    print(f"with -z zstd (the smaller file): added wall {added_z:.3f} s, "
+          f"ratio {added_z / added_c:.2f}")
     added_l = med["boardtrace -l"] - med["plain"]
     cpu_l = cpu["boardtrace -l"] - cpu["plain"]
     print(f"with -l: added wall {added_l:.3f} s ({added_l / added_c:.2f} x cProfile's, "
           f"{added_l / added_b:.2f} x without -l), added CPU {cpu_l:.3f} s "
           f"({cpu_l / cpu_c:.2f} x cProfile's)")
-    print(f"trace: {os.path.getsize(os.path.join(work, 't.tracy'))} bytes, "
+    print(f"trace: {os.path.getsize(os.path.join(work, 't.tracy'))} bytes (LZ4), "
+          f"{os.path.getsize(os.path.join(work, 'z.tracy'))} with -z zstd, "
           f"with -l {os.path.getsize(os.path.join(work, 'l.tracy'))} bytes")
 
 
