@@ -280,8 +280,21 @@ static int pull_exec(struct btd_conn *c, const struct btd_xfer_options *o, struc
         btd_buf_puts(&cmd, "cat ");
     btd_quote_append(&cmd, remote);
     struct btd_exec_io io = {NULL, write_pulled, p};
-    int rc =
-        btd_ssh_exec_io(c, btd_buf_str(&cmd), &io, NULL, &errout, o->idle_timeout_s, err, errlen);
+    int rc = -1;
+    /* A read that did not start is asked for again on a new channel, twice
+     * at most: seen on a dropbear board right after the connection came
+     * back, where the first exec request got no answer (reading a file is
+     * safe to repeat, as nothing came). */
+    for (int tries = 0; tries < 3; tries++) {
+        uint64_t had = p->have;
+        rc = btd_ssh_exec_io(c, btd_buf_str(&cmd), &io, NULL, &errout, o->idle_timeout_s, err,
+                             errlen);
+        if (rc != -1 || p->have != had || strncmp(err, "cannot start a command", 22) != 0 ||
+            !ssh_is_connected(c->session))
+            break;
+        btd_debug("%s; asking again", err);
+        usleep(200000);
+    }
     if (rc > 0)
         snprintf(err, errlen, "reading %s on the board failed (exit %d): %s", remote, rc,
                  btd_buf_str(&errout));
