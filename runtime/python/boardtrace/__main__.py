@@ -1,4 +1,4 @@
-"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy [-z zstd|lz4]] (SCRIPT | -m MODULE) [ARGS...]
+"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy [-z lz4|zstd]] (SCRIPT | -m MODULE) [ARGS...]
 
 Runs a Python program with boardtrace's runtime, every Python call (and
 call into a C function) a Tracy zone, every thread named.
@@ -9,10 +9,10 @@ call into a C function) a Tracy zone, every thread named.
                   Tracy GUI or capture on TRACY_PORT (default 8086), as any
                   traced program does, and waits for one at exit
                   (TRACY_NO_EXIT=1 is set).
-  -z lz4|zstd     how -o's file is compressed: LZ4 (the default here: the
-                  file is written about twice as fast once the program ends,
-                  and is some 2.5 times larger) or zstd (as upstream's
-                  tracy-capture writes); every Tracy GUI opens both
+  -z lz4|zstd     how -o's file is compressed: zstd (the default, as
+                  upstream's tracy-capture writes) or LZ4 (upstream's "fast"
+                  files: written about twice as fast once the program ends,
+                  some 2.5 times larger); every Tracy GUI opens both
   -p              profile only between boardtrace.Profiler().enable() and
                   .disable() (or `with boardtrace.Profiler():`)
   -l              a zone per executed line too, inside profiled code (costly:
@@ -50,7 +50,7 @@ def usage(code, text=None):
 
 def parse(argv):
     opts = {"partial": False, "lines": False, "system": False, "output": None, "module": None,
-            "compression": "lz4"}
+            "compression": "zstd"}
     i = 0
     while i < len(argv):
         a = argv[i]

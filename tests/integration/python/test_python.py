@@ -162,11 +162,11 @@ class WholeProgram(unittest.TestCase):
         self.assertEqual(z[("MainThread", "bytearray.reverse")], 3)
         self.assertEqual(z[("MainThread", "Box.reverse")], 2)
 
-    def test_the_file_is_lz4_unless_z_says_zstd(self):
+    def test_the_file_is_zstd_unless_z_says_lz4(self):
         # The container header's compression byte: 0 LZ4, 1 zstd; the same
         # zones either way.
         script = write("program.py", PROGRAM)
-        for args, kind in (((), 0), (("-z", "zstd"), 1), (("-z", "lz4"), 0)):
+        for args, kind in (((), 1), (("-z", "lz4"), 0), (("-z", "zstd"), 1)):
             trace = os.path.join(WORK, f"compressed-{kind}.tracy")
             r = run("-o", trace, *args, script)
             self.assertEqual(r.returncode, 0, r.stderr)
