@@ -119,15 +119,10 @@ struct bt_timer_pair bt_timer_pair(void)
 
 double bt_timer_known_multiplier(void)
 {
-    if (!bt_timer_hardware)
-        return 1.0;
-#if defined(__aarch64__)
-    uint64_t hz;
-    __asm__ volatile("mrs %0, cntfrq_el0" : "=r"(hz));
-    return hz ? 1e9 / (double)hz : 0;
-#else
-    return 0;
-#endif
+    /* ARM64's CNTFRQ_EL0 would state the generic timer's rate, but
+     * firmware sets it, and on some boards sets it wrong (Linux then takes
+     * the device tree's clock-frequency instead): measured like the rest. */
+    return bt_timer_hardware ? 0 : 1.0;
 }
 
 uint64_t bt_timer_resolution(int pairs)

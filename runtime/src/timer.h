@@ -54,9 +54,10 @@ struct bt_timer_pair {
 };
 struct bt_timer_pair bt_timer_pair(void);
 
-/* Nanoseconds per tick as the hardware states them, with nothing to
- * measure: ARM64's CNTFRQ_EL0; 1.0 without a hardware counter; 0 where
- * the rate must be measured (x86's TSC, RISC-V's time CSR). */
+/* Nanoseconds per tick known with nothing to measure: 1.0 without a
+ * hardware counter (ticks are ns); 0 where the rate must be measured (every
+ * hardware counter: a stated rate such as ARM64's CNTFRQ_EL0 is only as
+ * right as the board's firmware). */
 double bt_timer_known_multiplier(void);
 
 /* Nanoseconds per tick, measured between two (ticks, ns) samples. */

@@ -773,8 +773,8 @@ static void prune_retired(void)
     pthread_mutex_unlock(&bt_rt.mutex);
 }
 
-/* The timer's ns per tick for the welcome: as the hardware states it, else
- * measured against the reference clock since the start, to within
+/* The timer's ns per tick for the welcome: 1 for clock_gettime's ticks,
+ * else measured against the reference clock since the start, to within
  * CALIBRATION_ERROR: the two samples' uncertainty and a tick each, over
  * their span. A welcome that comes sooner waits for that span (a few ms
  * with a fine counter; CALIBRATION_NS at most, with a coarse one), and a
