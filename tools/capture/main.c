@@ -507,6 +507,9 @@ int main(int argc, char **argv)
         .progress = on_progress,
         .progress_ctx = &prog,
         .protocol = protocol,
+        .prewrite = 1,
+        .prewrite_lz4 = file_lz4,
+        .prewrite_version = version,
     };
     if (prog.tty) {
         printf("Connecting to %s:%u...", address, (unsigned)port);

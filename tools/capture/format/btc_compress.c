@@ -47,6 +47,7 @@ struct btc_compress {
     uint64_t head; /* blocks queued; the caller fills slot head % nslots */
     uint64_t tail; /* blocks written */
     int lz4;       /* LZ4 instead of zstd */
+    int alone;     /* every block compressed on its own (btc_compress_open_independent) */
     ZSTD_CCtx *z[BTC_COMPRESS_MAX_STREAMS];
     LZ4_stream_t *lz[BTC_COMPRESS_MAX_STREAMS];
     /* Per LZ4 stream: its previous block, which the next may refer to (the
@@ -71,6 +72,22 @@ unsigned btc_compress_default_streams(void)
 /* Compresses one block of a stream; 0 or -1. */
 static int compress_slot(struct btc_compress *c, struct slot *sl, unsigned stream)
 {
+    if (c->alone) {
+        size_t n;
+        if (c->lz4) {
+            int k = LZ4_compress_default((const char *)sl->raw, (char *)sl->out + 4,
+                                         (int)sl->raw_len, (int)c->out_cap - 4);
+            n = k > 0 ? (size_t)k : 0;
+        } else {
+            n = ZSTD_compress2(c->z[stream], sl->out + 4, c->out_cap - 4, sl->raw, sl->raw_len);
+            n = ZSTD_isError(n) ? 0 : n;
+        }
+        if (!n)
+            return -1;
+        bt_wire_put_u32(sl->out, (uint32_t)n);
+        sl->out_len = n + 4;
+        return 0;
+    }
     if (c->lz4) {
         int n =
             LZ4_compress_fast_continue(c->lz[stream], (const char *)sl->raw, (char *)sl->out + 4,
@@ -143,6 +160,11 @@ static ZSTD_CCtx *new_context(int window_log)
 
 struct btc_compress *btc_compress_open(unsigned streams, int lz4)
 {
+    return btc_compress_open_independent(streams, lz4, 0);
+}
+
+struct btc_compress *btc_compress_open_independent(unsigned streams, int lz4, int alone)
+{
     struct btc_compress *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -155,6 +177,7 @@ struct btc_compress *btc_compress_open(unsigned streams, int lz4)
     pthread_cond_init(&c->done, NULL);
     c->streams = streams;
     c->lz4 = lz4;
+    c->alone = alone;
     c->nslots = streams > 1 ? streams * SLOTS_PER_STREAM : 1;
     size_t bound = lz4 ? (size_t)LZ4_compressBound(BTC_FILE_BLOCK_SIZE)
                        : ZSTD_compressBound(BTC_FILE_BLOCK_SIZE);
@@ -170,6 +193,9 @@ struct btc_compress *btc_compress_open(unsigned streams, int lz4)
      * across blocks in reach (3 M zones with a text each, 2 streams: 13.0
      * MiB with 512 KiB windows, 11.0 with 1 MiB, 11.2 in one stream). */
     int window_log = BTC_FILE_ZSTD_WINDOW_LOG + (streams > 1);
+    /* A block on its own needs no more window than its 64 KiB. */
+    if (alone)
+        window_log = 17;
     for (unsigned s = 0; s < streams && ok; s++) {
         if (lz4)
             ok = (c->lz[s] = LZ4_createStream()) != NULL &&
@@ -248,6 +274,27 @@ int btc_compress_next(struct btc_compress *c, size_t len, FILE *f, uint64_t *byt
 int btc_compress_flush(struct btc_compress *c, FILE *f, uint64_t *bytes)
 {
     return drain(c, f, bytes, 1);
+}
+
+int btc_compress_put_compressed(struct btc_compress *c, const void *block, size_t len, FILE *f,
+                                uint64_t *bytes)
+{
+    if (!c->alone || drain(c, f, bytes, 1) < 0)
+        return -1;
+    if (fwrite(block, 1, len, f) != len) {
+        pthread_mutex_lock(&c->mu);
+        c->failed = 1;
+        pthread_mutex_unlock(&c->mu);
+        return -1;
+    }
+    *bytes += len;
+    /* The block takes its place in its stream's turn, as if queued. */
+    pthread_mutex_lock(&c->mu);
+    c->next[c->head % c->streams] += c->streams;
+    c->head++;
+    c->tail++;
+    pthread_mutex_unlock(&c->mu);
+    return 0;
 }
 
 void btc_compress_close(struct btc_compress *c)

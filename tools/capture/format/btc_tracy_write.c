@@ -21,6 +21,7 @@
 #include "btc_file_versions.h"
 #include "btc_format.h"
 #include "btc_tracy.h"
+#include "btc_tracy_prewrite.h"
 #include "btc_tracy_write_parts.h"
 
 static void fw_block(struct fw *w)
@@ -31,6 +32,11 @@ static void fw_block(struct fw *w)
     w->len = 0;
     if (w->failed || !len)
         return;
+    if (w->detour) {
+        if (btc_spool_write(w->detour, w->blk, len) < 0)
+            w->failed = 1;
+        return;
+    }
     w->payload += len;
     if (btc_compress_next(w->c, len, w->f, &w->file_bytes) < 0)
         w->failed = 1;
@@ -322,7 +328,8 @@ static int split_zones(struct writer *wr, struct split *s, size_t first)
     for (size_t i = 0; i < m->threads.len; i++)
         s->slot[i] = -1;
     for (size_t i = first; i < m->threads.len && s->open < SPLIT_THREADS; i++) {
-        if (!((struct btc_thread *)btc_vec_at(&m->threads, i))->zones)
+        if (!((struct btc_thread *)btc_vec_at(&m->threads, i))->zones ||
+            (wr->pre_blocks && i == wr->pre_thread))
             continue;
         if (btc_spool_open_sized(&s->spools[s->open], m->spool_dir, 1, SPLIT_BUFFER_BYTES, wr->err,
                                  wr->errlen) < 0)
@@ -344,6 +351,79 @@ static int split_zones(struct writer *wr, struct split *s, size_t first)
     }
     btc_timeline_reader_close(&r);
     return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
+}
+
+/* With a head start, what follows the string table up to the ready
+ * timeline is written aside first (its length decides the filler's). */
+static int detour_begin(struct writer *wr)
+{
+    struct fw *w = &wr->w;
+    uint8_t *b = malloc(BTC_FILE_BLOCK_SIZE);
+    if (!b)
+        return BTC_ERR_NOMEM;
+    wr->home_blk = w->blk;
+    wr->home_len = w->len;
+    w->blk = b;
+    w->len = 0;
+    w->detour = &wr->detour;
+    return BTC_OK;
+}
+
+/* The ready thread's timeline (btc_tracy_prewrite.h): its top-level count
+ * ends the detour; then come the filler string, of the length that makes
+ * the detour end on a block boundary, the detour, the blocks made while
+ * the capture ran, as they are, and the bytes after the last of them. */
+static int splice_timeline(struct writer *wr, uint64_t top_level)
+{
+    struct fw *w = &wr->w;
+    put_u32(w, (uint32_t)top_level);
+    fw_block(w);
+    free(w->blk);
+    w->blk = wr->home_blk;
+    w->len = wr->home_len;
+    w->detour = NULL;
+    if (w->failed)
+        return btcw_io_fail(wr, "detour");
+    uint64_t end = w->payload + w->len + 16 + btc_spool_bytes(&wr->detour);
+    size_t fill = (size_t)((BTC_FILE_BLOCK_SIZE - end % BTC_FILE_BLOCK_SIZE) % BTC_FILE_BLOCK_SIZE);
+    static char spaces[4096];
+    if (!spaces[0])
+        memset(spaces, ' ', sizeof spaces);
+    put_u64(w, wr->filler_key);
+    put_u64(w, fill);
+    for (size_t k; fill; fill -= k) {
+        k = fill < sizeof spaces ? fill : sizeof spaces;
+        put(w, spaces, k);
+    }
+    struct btc_byte_reader r;
+    int rc = btc_byte_reader_open(&r, &wr->detour, 64 * 1024);
+    uint64_t copied = 0;
+    while (rc >= 0 && (rc = btc_byte_reader_fill(&r, 1)) > 0) {
+        put(w, r.buf + r.pos, r.len - r.pos);
+        copied += r.len - r.pos;
+        r.pos = r.len;
+    }
+    btc_byte_reader_close(&r);
+    if (rc < 0 || copied != btc_spool_bytes(&wr->detour))
+        return btcw_io_fail(wr, "detour");
+    if (w->len || w->failed) {
+        snprintf(wr->err, wr->errlen, "the zone blocks made early do not fall on a block boundary");
+        return BTC_ERR_IO;
+    }
+    for (uint64_t i = 0; i < wr->pre_blocks && !w->failed; i++) {
+        size_t len;
+        const uint8_t *b = btc_prewrite_block(wr->pre, i, &len);
+        if (!b)
+            return btcw_io_fail(wr, "zone block");
+        if (btc_compress_put_compressed(w->c, b, len, w->f, &w->file_bytes) < 0)
+            w->failed = 1;
+        w->payload += BTC_FILE_BLOCK_SIZE;
+    }
+    w->blk = btc_compress_block(w->c);
+    size_t len;
+    const uint8_t *rest = btc_prewrite_rest(wr->pre, &len);
+    put(w, rest, len);
+    return BTC_OK;
 }
 
 static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
@@ -380,13 +460,17 @@ static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
         put_u8(w, t->is_fiber);
         if (wr->version >= BTC_GATE_GROUP_HINT)
             put_u32(w, (uint32_t)t->group_hint);
-        struct btc_spool *own = NULL;
-        if (split && t->zones) {
-            if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
-                break;
-            own = &split->spools[split->slot[i]];
+        if (wr->pre_blocks && i == wr->pre_thread) {
+            rc = splice_timeline(wr, t->top_zones);
+        } else {
+            struct btc_spool *own = NULL;
+            if (split && t->zones) {
+                if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
+                    break;
+                own = &split->spools[split->slot[i]];
+            }
+            rc = write_timeline(wr, own, (uint32_t)i, t->top_zones);
         }
-        rc = write_timeline(wr, own, (uint32_t)i, t->top_zones);
         put_u64(w, t->messages);
         if (rc >= 0 && t->messages)
             rc = btcw_thread_messages(wr, msgs, (uint32_t)i);
@@ -521,9 +605,14 @@ static int write_payload(struct writer *wr)
         return rc;
 
     /* Strings: string i has key i; pointer keys map onto them. The names
-     * come first, then the spooled texts, streamed from disk. */
+     * come first, then the spooled texts, streamed from disk, then with a
+     * head start the filler string (splice_timeline). */
     size_t ns = btc_strtab_count(&m->strings);
-    put_u64(w, ns + m->texts.count);
+    char why[256];
+    if (wr->pre_blocks && btc_spool_open(&wr->detour, m->spool_dir, 1, why, sizeof why) != BTC_OK)
+        wr->pre_blocks = 0; /* no spool for the detour: no head start */
+    wr->filler_key = ns + m->texts.count;
+    put_u64(w, ns + m->texts.count + (wr->pre_blocks > 0));
     for (size_t i = 0; i < ns; i++) {
         uint32_t len;
         const char *s = btc_strtab_get(&m->strings, (uint32_t)i, &len);
@@ -543,6 +632,8 @@ static int write_payload(struct writer *wr)
     btc_texts_reader_close(&tr);
     if (rc < 0 || k != m->texts.count)
         return btcw_io_fail(wr, "text");
+    if (wr->pre_blocks && (rc = detour_begin(wr)) < 0)
+        return rc;
     /* Key 0 names the default pool's memory plot "Frame", as upstream's
      * files do (the loader names that plot through this key). */
     int zero_key = btc_map_get(&m->key_strings, 0) == NULL;
@@ -682,10 +773,23 @@ int btc_tracy_write_compressed(struct btc_model *m, const char *path, uint32_t v
     char tmp[4200];
     w->legacy = version < BTC_GATE_CONTAINER;
     w->lz4 = lz4;
+    wr.detour.fd = -1;
+    wr.pre = m->prewrite;
+    if (!w->legacy && wr.pre &&
+        btc_prewrite_finish(wr.pre, &m->zones, lz4, &wr.pre_thread, &wr.pre_blocks))
+        w->alone = 1;
     int rc = btc_fw_begin(w, path, tmp, sizeof tmp, err, errlen);
     if (rc < 0)
         return rc;
     rc = write_payload(&wr);
+    if (w->detour) { /* failed on the way: the block is the detour's */
+        free(w->blk);
+        w->blk = wr.home_blk;
+        w->len = wr.home_len;
+        w->detour = NULL;
+    }
+    if (wr.detour.fd >= 0)
+        btc_spool_close(&wr.detour);
     if (rc == BTC_ERR_NOMEM)
         snprintf(err, errlen, "out of memory while writing %s", path);
     return btc_fw_end(w, path, tmp, rc, bytes, err, errlen);
@@ -693,10 +797,11 @@ int btc_tracy_write_compressed(struct btc_model *m, const char *path, uint32_t v
 
 int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
-    int legacy = w->legacy, lz4 = w->lz4;
+    int legacy = w->legacy, lz4 = w->lz4, alone = w->alone;
     memset(w, 0, sizeof *w);
     w->legacy = legacy;
     w->lz4 = lz4;
+    w->alone = alone;
     /* A regular file (or none yet) is replaced only once the new one is
      * complete: written beside it under a temporary name, synced, renamed.
      * Anything else (a FIFO, /dev/stdout) is written in place. */
@@ -728,7 +833,8 @@ int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char 
     }
     /* The legacy container is one stream (zstd flushed at every block, or
      * LZ4), its magic saying which. */
-    w->c = btc_compress_open(w->legacy ? 1 : btc_compress_default_streams(), w->lz4);
+    w->c = btc_compress_open_independent(w->legacy ? 1 : btc_compress_default_streams(), w->lz4,
+                                         w->alone);
     if (!w->c) {
         snprintf(err, errlen, "out of memory for the file writer");
         return btc_fw_end(w, path, tmp, BTC_ERR_NOMEM, NULL, err, errlen);

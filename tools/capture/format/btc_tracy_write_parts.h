@@ -22,6 +22,10 @@ struct fw {
     int failed;
     int legacy; /* set before btc_fw_begin: the container of files before 0.11.0 */
     int lz4;    /* set before btc_fw_begin: LZ4 blocks instead of zstd */
+    int alone;  /* set before btc_fw_begin: every block compressed on its own */
+    /* While set, blocks go to this spool instead of the file (a part whose
+     * length must be known before what precedes it is written). */
+    struct btc_spool *detour;
 };
 
 /* Appends n bytes, compressing each block as it fills (btc_tracy_write.c). */
@@ -118,6 +122,17 @@ struct writer {
     int64_t unknown;     /* string index of "???" */
     int64_t frame_name;  /* string index of "Frame" */
     uint64_t texts_base; /* string index of the first spooled text */
+    /* The head start (btc_tracy_prewrite.h): the thread whose timeline's
+     * blocks are ready and how many (0: none, every timeline is encoded
+     * here), and the spool of what goes between the string table's filler
+     * and that timeline. */
+    struct btc_prewrite *pre;
+    uint32_t pre_thread;
+    uint64_t pre_blocks;
+    struct btc_spool detour;
+    uint64_t filler_key; /* the filler string's key */
+    uint8_t *home_blk;   /* the block being filled before the detour, and its length */
+    size_t home_len;
     char *err;
     size_t errlen;
 };

@@ -181,6 +181,8 @@ struct btc_query_queue {
     size_t head;
 };
 
+struct btc_prewrite;
+
 struct btc_model {
     struct btc_welcome welcome;
     struct btc_strtab strings;
@@ -250,6 +252,9 @@ struct btc_model {
     uint64_t unsolicited_strings, unsolicited_bytes;
 
     struct btc_timeline zones;
+    /* The .tracy writer's head start on one thread's zones (NULL: none),
+     * which its owner frees before the model (btc_tracy_prewrite.h). */
+    struct btc_prewrite *prewrite;
     struct btc_spool extras, msgs, plot_points, frames, mem, lock_events;
     struct btc_texts texts;               /* zone texts and messages: mostly one of a kind */
     struct btc_gpu gpu;                   /* GPU contexts and zones (btc_gpu.c) */

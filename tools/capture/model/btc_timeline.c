@@ -46,7 +46,10 @@ static void close_fragment(struct btc_timeline *tl)
 int btc_timeline_flush(struct btc_timeline *tl)
 {
     close_fragment(tl);
-    return btc_spool_flush(&tl->raw);
+    struct btc_spool *s = &tl->raw;
+    if (tl->tap && s->buf_len)
+        tl->tap->chunk(tl->tap->ctx, s->buf, s->buf_len, s->flushed);
+    return btc_spool_flush(s);
 }
 
 uint8_t *btc_tl_room_slow(struct btc_timeline *tl, struct btc_tl_cursor *c, size_t n)
@@ -71,12 +74,17 @@ int btc_timeline_patch(struct btc_timeline *tl, uint64_t at, const void *p, size
 {
     /* Bytes never straddle a flush: a record that does not fit flushes
      * first, so they are all in the buffer or all in the file. */
-    return btc_spool_patch(&tl->raw, at, 0, p, n);
+    int rc = btc_spool_patch(&tl->raw, at, 0, p, n);
+    if (rc == BTC_OK && tl->tap && at < tl->raw.flushed)
+        tl->tap->patch(tl->tap->ctx, at, p, n);
+    return rc;
 }
 
 int btc_timeline_reader_open(struct btc_timeline_reader *r, struct btc_timeline *tl)
 {
-    close_fragment(tl);
+    int rc = btc_timeline_flush(tl);
+    if (rc < 0)
+        return rc;
     return btc_byte_reader_open(&r->in, &tl->raw, TL_READ_BYTES);
 }
 

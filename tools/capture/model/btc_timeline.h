@@ -51,15 +51,28 @@ enum btc_tl_kind { BTC_TL_BEGIN, BTC_TL_END, BTC_TL_LEAF, BTC_TL_LEAF_EXTRA };
 #define BTC_TL_FILE_END_BYTES   8u
 #define BTC_TL_EXPANDED_MAX     (BTC_TL_FILE_BEGIN_BYTES + BTC_TL_FILE_END_BYTES)
 
+/* A watcher of the spool's bytes (the .tracy writer's prewrite): each run
+ * of whole fragments as a flush hands it to the file (off: its spool
+ * offset), and each patch made afterwards to bytes already handed over
+ * (at: their spool offset), in that order. Called in the thread that
+ * writes the timeline; the bytes are the caller's only during the call. */
+struct btc_tl_tap {
+    void (*chunk)(void *ctx, const uint8_t *p, size_t n, uint64_t off);
+    void (*patch)(void *ctx, uint64_t at, const void *p, size_t n);
+    void *ctx;
+};
+
 struct btc_timeline {
-    struct btc_spool raw; /* a byte stream (record size 1; its count is not kept) */
-    size_t frag;          /* offset in raw's buffer of the open fragment's header, whose
-                             length is written when the fragment closes */
-    uint32_t thread;      /* its thread; frag == SIZE_MAX: no open fragment */
+    struct btc_spool raw;         /* a byte stream (record size 1; its count is not kept) */
+    size_t frag;                  /* offset in raw's buffer of the open fragment's header, whose
+                                     length is written when the fragment closes */
+    uint32_t thread;              /* its thread; frag == SIZE_MAX: no open fragment */
+    const struct btc_tl_tap *tap; /* NULL: none */
 };
 
 int btc_timeline_open(struct btc_timeline *tl, const char *dir, char *err, size_t errlen);
 void btc_timeline_close(struct btc_timeline *tl);
+/* Hands the buffered fragments to the file (and to the tap). */
 int btc_timeline_flush(struct btc_timeline *tl);
 /* A writer of one thread's records straight into the spool's buffer, kept
  * by the caller in a local variable across a run of records (a run of

@@ -6,7 +6,10 @@
 #define _GNU_SOURCE
 #include "btc_capture.h"
 
+#include "btc_file_versions.h"
+#include "btc_format.h"
 #include "btc_receiver.h"
+#include "btc_tracy_prewrite.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -610,6 +613,10 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
         return rc;
     }
     c->have_model = 1;
+    uint32_t version =
+        o->prewrite_version ? o->prewrite_version : btc_file_version_for_protocol(c->proto->number);
+    if (o->prewrite && version >= BTC_GATE_CONTAINER)
+        c->model.prewrite = btc_prewrite_start(&c->model.zones, o->spool_dir, o->prewrite_lz4);
     int sndbuf = 0;
     socklen_t l = sizeof sndbuf;
     if (getsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, &l) == 0 && sndbuf > 0) {
@@ -631,6 +638,8 @@ void btc_capture_free(struct btc_capture *c)
         close(c->fd);
     btc_journal_close(&c->journal);
     if (c->have_model) {
+        btc_prewrite_free(c->model.prewrite, &c->model.zones);
+        c->model.prewrite = NULL;
         btc_model_free(&c->model);
         btc_decoder_free(&c->dec);
     }

@@ -37,6 +37,12 @@ struct btc_capture_opts {
     /* The one protocol to offer (--protocol); NULL: offer 82, 76, ... 64 in
      * turn, connecting again after each the client refuses. */
     const struct bt_proto *protocol;
+    /* The file to be written at the end: its compression (lz4) and
+     * version (0: the client's own, btc_file_version_for_protocol), for
+     * the writer's head start (btc_tracy_prewrite.h); no head start
+     * without prewrite. */
+    int prewrite, prewrite_lz4;
+    uint32_t prewrite_version;
 };
 
 /* Why the capture ended (when btc_capture_run got as far as the data). */
