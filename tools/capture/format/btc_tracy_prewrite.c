@@ -223,17 +223,20 @@ static int release(struct btc_prewrite *p, const struct open_zone *z)
     return 0;
 }
 
-/* Appends expanded bytes to the timeline. */
+/* Appends expanded bytes to the timeline (none: only passes on the
+ * block when it is full). */
 static int emit(struct btc_prewrite *p, const uint8_t *b, size_t n)
 {
-    while (n) {
+    while (n || p->cur_len == BLOCK) {
         size_t k = BLOCK - p->cur_len;
         if (k > n)
             k = n;
-        memcpy(p->cur + p->cur_len, b, k);
-        p->cur_len += k;
-        b += k;
-        n -= k;
+        if (k) {
+            memcpy(p->cur + p->cur_len, b, k);
+            p->cur_len += k;
+            b += k;
+            n -= k;
+        }
         if (p->cur_len < BLOCK)
             continue;
         if (grow(&p->pending, &p->pending_cap, p->npending, sizeof *p->pending) < 0)
@@ -261,7 +264,7 @@ static int records(struct btc_prewrite *p, const uint8_t *in, size_t n, uint64_t
 {
     size_t i = 0;
     while (i < n) {
-        uint8_t tag = in[i], e[BTC_TL_EXPANDED_MAX];
+        uint8_t tag = in[i], aside[BTC_TL_EXPANDED_MAX];
         unsigned kind = BTC_TL_KIND(tag), d = BTC_TL_LEN(tag), d2 = BTC_TL_END_LEN(tag);
         size_t need = kind == BTC_TL_END     ? 1u + d
                       : kind == BTC_TL_BEGIN ? 3u + d + 8
@@ -271,6 +274,9 @@ static int records(struct btc_prewrite *p, const uint8_t *in, size_t n, uint64_t
             return -1;
         const uint8_t *r = in + i;
         uint64_t total = p->blocks * BLOCK + p->cur_len;
+        /* Straight into the block, unless the record may straddle its end. */
+        int direct = p->cur_len + BTC_TL_EXPANDED_MAX <= BLOCK;
+        uint8_t *e = direct ? p->cur + p->cur_len : aside;
         size_t m;
         if (kind == BTC_TL_END) {
             if (!p->depth)
@@ -292,7 +298,10 @@ static int records(struct btc_prewrite *p, const uint8_t *in, size_t n, uint64_t
                 m = 26;
             }
         }
-        if (emit(p, e, m) < 0)
+        if (direct)
+            p->cur_len += m;
+        if ((direct && p->cur_len == BLOCK && emit(p, NULL, 0) < 0) ||
+            (!direct && emit(p, e, m) < 0))
             return -1;
         if (kind == BTC_TL_BEGIN) {
             if (grow(&p->stack, &p->stack_cap, p->depth, sizeof *p->stack) < 0)
