@@ -71,12 +71,13 @@ def parse(argv):
             if i + 1 == len(argv) or argv[i + 1] not in ("lz4", "zstd"):
                 usage(2, "-z needs lz4 or zstd")
             opts["compression"] = argv[i + 1]
+            opts["z_given"] = True
             i += 1
         elif a == "-m":
             if i + 1 == len(argv):
                 usage(2, "-m needs a module name")
             opts["module"] = argv[i + 1]
-            return opts, argv[i + 2 :]
+            return checked(opts), argv[i + 2 :]
         elif a == "--":
             i += 1
             break
@@ -87,7 +88,15 @@ def parse(argv):
         i += 1
     if i == len(argv):
         usage(2, "a script or -m MODULE is required")
-    return opts, argv[i:]
+    return checked(opts), argv[i:]
+
+
+def checked(opts):
+    """Options that only mean something together."""
+    if opts.pop("z_given", False) and not opts["output"]:
+        usage(2, "-z says how -o's file is compressed: without -o the GUI or capture that "
+              "connects writes the file")
+    return opts
 
 
 def find_capture():

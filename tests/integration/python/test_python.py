@@ -176,6 +176,12 @@ class WholeProgram(unittest.TestCase):
         r = run("-o", os.path.join(WORK, "never.tracy"), "-z", "gzip", script)
         self.assertEqual(r.returncode, 2)
         self.assertIn("-z needs lz4 or zstd", r.stderr)
+        # Without -o there is no file of ours to compress: refused, before
+        # the program runs.
+        for tail in ((script,), ("-m", "json.tool", script)):
+            r = run("-z", "lz4", *tail)
+            self.assertEqual(r.returncode, 2, tail)
+            self.assertIn("-z says how -o's file is compressed", r.stderr)
 
     def test_the_programs_exit_status_is_kept(self):
         script = write("program.py", PROGRAM)
