@@ -384,11 +384,11 @@ int btd_ssh_exec(struct btd_conn *c, const char *cmd, const void *in, size_t inl
                  size_t errlen)
 {
     struct mem_in m = {in, inlen, 0};
-    struct btd_exec_io io = {in ? read_mem : NULL, NULL, &m};
+    struct btd_exec_io io = {in ? read_mem : NULL, NULL, &m, false};
     return btd_ssh_exec_io(c, cmd, &io, out, errout, idle_timeout_s, err, errlen);
 }
 
-int btd_ssh_exec_io(struct btd_conn *c, const char *cmd, const struct btd_exec_io *io,
+int btd_ssh_exec_io(struct btd_conn *c, const char *cmd, struct btd_exec_io *io,
                     struct btd_buf *out, struct btd_buf *errout, int idle_timeout_s, char *err,
                     size_t errlen)
 {
@@ -399,6 +399,7 @@ int btd_ssh_exec_io(struct btd_conn *c, const char *cmd, const struct btd_exec_i
                  ssh_get_error(c->session));
         if (ch)
             ssh_channel_free(ch);
+        io->not_started = true;
         return -1;
     }
     btd_debug("exec on %s: %s", c->where, cmd);

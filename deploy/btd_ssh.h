@@ -52,14 +52,18 @@ bool btd_conn_sftp(struct btd_conn *c);
 
 /* Streams for btd_ssh_exec_io. read_in fills buf with stdin data and returns
  * the count, 0 at the end or -1 on error (NULL: no input). write_out takes
- * stdout data and returns 0, or -1 to abort (NULL: collect into out). */
+ * stdout data and returns 0, or -1 to abort (NULL: collect into out).
+ * not_started is set when the command never started (no channel, or the
+ * exec request refused or unanswered): nothing ran, so it is safe to ask
+ * again. */
 struct btd_exec_io {
     long (*read_in)(void *ctx, char *buf, size_t len);
     int (*write_out)(void *ctx, const char *data, size_t len);
     void *ctx;
+    bool not_started;
 };
 
-int btd_ssh_exec_io(struct btd_conn *c, const char *cmd, const struct btd_exec_io *io,
+int btd_ssh_exec_io(struct btd_conn *c, const char *cmd, struct btd_exec_io *io,
                     struct btd_buf *out, struct btd_buf *errout, int idle_timeout_s, char *err,
                     size_t errlen);
 

@@ -82,7 +82,7 @@ static int upload_exec(struct btd_conn *c, const struct btd_xfer_options *o, str
     struct btd_buf cmd = {0}, errout = {0};
     btd_buf_puts(&cmd, "umask 077 && cat > ");
     btd_quote_append(&cmd, remote);
-    struct btd_exec_io io = {read_upload, NULL, u};
+    struct btd_exec_io io = {read_upload, NULL, u, false};
     int rc =
         btd_ssh_exec_io(c, btd_buf_str(&cmd), &io, NULL, &errout, o->idle_timeout_s, err, errlen);
     if (rc > 0) {
@@ -279,18 +279,17 @@ static int pull_exec(struct btd_conn *c, const struct btd_xfer_options *o, struc
     else
         btd_buf_puts(&cmd, "cat ");
     btd_quote_append(&cmd, remote);
-    struct btd_exec_io io = {NULL, write_pulled, p};
+    struct btd_exec_io io = {NULL, write_pulled, p, false};
     int rc = -1;
     /* A read that did not start is asked for again on a new channel, twice
      * at most: seen on a dropbear board right after the connection came
      * back, where the first exec request got no answer (reading a file is
      * safe to repeat, as nothing came). */
     for (int tries = 0; tries < 3; tries++) {
-        uint64_t had = p->have;
+        io.not_started = false;
         rc = btd_ssh_exec_io(c, btd_buf_str(&cmd), &io, NULL, &errout, o->idle_timeout_s, err,
                              errlen);
-        if (rc != -1 || p->have != had || strncmp(err, "cannot start a command", 22) != 0 ||
-            !ssh_is_connected(c->session))
+        if (!io.not_started || !ssh_is_connected(c->session))
             break;
         btd_debug("%s; asking again", err);
         usleep(200000);

@@ -615,7 +615,9 @@ int btc_capture_run(struct btc_capture *c, const struct btc_capture_opts *o)
     c->have_model = 1;
     uint32_t version =
         o->prewrite_version ? o->prewrite_version : btc_file_version_for_protocol(c->proto->number);
-    if (o->prewrite && version >= BTC_GATE_CONTAINER)
+    /* On one CPU the head start would only take the program's time while
+     * it is measured: the file is then compressed once it has ended. */
+    if (o->prewrite && version >= BTC_GATE_CONTAINER && btc_usable_cpus() > 1)
         c->model.prewrite = btc_prewrite_start(&c->model.zones, o->spool_dir, o->prewrite_lz4);
     int sndbuf = 0;
     socklen_t l = sizeof sndbuf;
