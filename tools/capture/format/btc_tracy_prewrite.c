@@ -34,8 +34,7 @@ struct msg {
     enum msg_kind kind;
     uint64_t off; /* chunk: its spool offset; patch: the patched bytes' */
     size_t len;
-    uint8_t patch[8];
-    uint8_t data[]; /* a chunk's bytes */
+    uint8_t data[]; /* a chunk's bytes, or a patch's */
 };
 
 /* A zone of the thread still open at the last flush seen, or begun since:
@@ -401,7 +400,7 @@ static void *prewrite_main(void *arg)
         enum msg_kind kind = m->kind;
         if (ok) {
             int rc = kind == MSG_CHUNK   ? on_chunk(p, m->data, m->len, m->off)
-                     : kind == MSG_PATCH ? on_patch(p, m->off, m->patch, m->len)
+                     : kind == MSG_PATCH ? on_patch(p, m->off, m->data, m->len)
                                          : on_finish(p);
             if (rc < 0) {
                 ok = 0;
@@ -453,9 +452,9 @@ static int is_off(struct btc_prewrite *p)
     return off;
 }
 
-static void tap_chunk(void *ctx, const uint8_t *b, size_t n, uint64_t off)
+/* Queues a copy of n bytes as a message of that kind. */
+static void tap(struct btc_prewrite *p, enum msg_kind kind, uint64_t off, const void *b, size_t n)
 {
-    struct btc_prewrite *p = ctx;
     if (is_off(p))
         return;
     struct msg *m = malloc(sizeof *m + n);
@@ -463,28 +462,21 @@ static void tap_chunk(void *ctx, const uint8_t *b, size_t n, uint64_t off)
         give_up(p);
         return;
     }
-    m->kind = MSG_CHUNK;
+    m->kind = kind;
     m->off = off;
     m->len = n;
     memcpy(m->data, b, n);
     post(p, m);
 }
 
+static void tap_chunk(void *ctx, const uint8_t *b, size_t n, uint64_t off)
+{
+    tap(ctx, MSG_CHUNK, off, b, n);
+}
+
 static void tap_patch(void *ctx, uint64_t at, const void *v, size_t n)
 {
-    struct btc_prewrite *p = ctx;
-    if (n > 8 || is_off(p))
-        return;
-    struct msg *m = malloc(sizeof *m);
-    if (!m) {
-        give_up(p);
-        return;
-    }
-    m->kind = MSG_PATCH;
-    m->off = at;
-    m->len = n;
-    memcpy(m->patch, v, n);
-    post(p, m);
+    tap(ctx, MSG_PATCH, at, v, n);
 }
 
 struct btc_prewrite *btc_prewrite_start(struct btc_timeline *tl, const char *dir, int lz4)

@@ -386,9 +386,8 @@ static int splice_timeline(struct writer *wr, uint64_t top_level)
         return btcw_io_fail(wr, "detour");
     uint64_t end = w->payload + w->len + 16 + btc_spool_bytes(&wr->detour);
     size_t fill = (size_t)((BTC_FILE_BLOCK_SIZE - end % BTC_FILE_BLOCK_SIZE) % BTC_FILE_BLOCK_SIZE);
-    static char spaces[4096];
-    if (!spaces[0])
-        memset(spaces, ' ', sizeof spaces);
+    char spaces[4096];
+    memset(spaces, ' ', sizeof spaces);
     put_u64(w, wr->filler_key);
     put_u64(w, fill);
     for (size_t k; fill; fill -= k) {
