@@ -61,7 +61,9 @@ static void usage(FILE *to)
             "       boardtrace-capture --recover output.tracy.journal -o output.tracy [-f]\n"
             "\n"
             "  -o FILE        trace file to write (required)\n"
-            "  -a ADDR        address of the traced program (default 127.0.0.1)" ADDR_NOTE "\n"
+            "  -a ADDR        address of the traced program (default localhost: 127.0.0.1\n"
+            "                 and [::1], where upstream's clients listen under\n"
+            "                 TRACY_ONLY_LOCALHOST)" ADDR_NOTE "\n"
             "  -p PORT        its port (default 8086)\n"
             "  -f             overwrite FILE if it exists\n"
             "  -s SECONDS     stop capturing after SECONDS and write what was received\n"
@@ -69,7 +71,8 @@ static void usage(FILE *to)
             "                 physical memory (1..999, as upstream tracy-capture)\n"
             "  --connect-timeout SECONDS\n"
             "                 give up when no program accepts the connection within\n"
-            "                 SECONDS (default: keep trying until interrupted)\n"
+            "                 SECONDS, naming what listens on the port (default: keep\n"
+            "                 trying until interrupted)\n"
             "  --file-version V\n"
             "                 the .tracy version to write: 0.14.0, 0.13.1, 0.13.0, 0.12.2,\n"
             "                 0.12.1, 0.12.0, 0.11.2, 0.11.1, 0.11.0 or 0.10.0 (a GUI opens\n"
@@ -327,7 +330,7 @@ static int recover_journal(const char *journal, const char *output, const char *
 
 int main(int argc, char **argv)
 {
-    const char *output = NULL, *address = "127.0.0.1", *spool_dir = NULL, *recover = NULL;
+    const char *output = NULL, *address = "localhost", *spool_dir = NULL, *recover = NULL;
     int use_journal = 1;
     double port = BT_WIRE_DEFAULT_PORT, seconds = 0, mem_pct = 0, connect_timeout = 0;
     int overwrite = 0;
@@ -540,6 +543,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "boardtrace-capture: writing the journal %s failed; it was stopped\n",
                 journal);
     report_unsolicited(&cap.model);
+    if (cap.model.callstacks.frames_unresolved)
+        fprintf(stderr,
+                "boardtrace-capture: %llu callstack frames came from the client unresolved (no "
+                "symbols where it runs): kept by address; boardtrace-report symbolize names "
+                "them from the unstripped program\n",
+                (unsigned long long)cap.model.callstacks.frames_unresolved);
 
     /* The stream is over: its decoder's 768 KiB ring makes way for the
      * file writer's compressor (the decoder's counts stay readable). */
@@ -557,7 +566,14 @@ int main(int argc, char **argv)
         btc_capture_free(&cap);
         return EXIT_WRITE_FAILED;
     }
-    if (use_journal)
+    if (cap.drain_cut)
+        fprintf(stderr,
+                "boardtrace-capture: stopped: %llu frames that had come were not decoded within "
+                "the bound and are not in %s%s%s\n",
+                (unsigned long long)cap.undecoded_frames, output,
+                use_journal ? "; the journal keeps all of it: boardtrace-capture --recover " : "",
+                use_journal ? journal : "");
+    else if (use_journal)
         unlink(journal);
     const struct btc_capture_stats *s = &cap.stats;
     char in[32], out[32], mem[32];

@@ -96,6 +96,48 @@ static int callstack_payload(struct btc_model *m, const struct btc_event *ev, ch
     return BTC_OK;
 }
 
+/* Files a finished frame record (staging_rec) and marks it resolved. */
+static int file_frame(struct btc_callstacks *c, char *err, size_t errlen)
+{
+    uint64_t addr = bt_wire_get_u64(c->staging_rec), index;
+    if (btc_texts_append(&c->frames, c->staging_rec, (uint32_t)c->staging_len, &index) < 0) {
+        snprintf(err, errlen, "cannot write the callstack frame spool");
+        return BTC_ERR_IO;
+    }
+    c->frames_resolved++;
+    return btc_tagmap_put(&c->frame_state, addr, FRAME_RESOLVED) < 0 ? btcm_nomem(err, errlen)
+                                                                     : BTC_OK;
+}
+
+/* Upstream's clients answer a frame they cannot resolve (a program whose
+ * section headers were stripped, libbacktrace failing quietly) with zero
+ * subframes, which upstream's own server asserts on. The frame is kept as
+ * one subframe naming its address, "0x...", in its image, with "[unknown]"
+ * for a file: every loader reads it, and the host names it from the
+ * unstripped program (boardtrace-report symbolize). */
+static int unresolved_frame(struct btc_model *m, uint64_t ptr, uint32_t image, char *err,
+                            size_t errlen)
+{
+    struct btc_callstacks *c = &m->callstacks;
+    char hex[24];
+    int len = snprintf(hex, sizeof hex, "0x%" PRIx64, ptr);
+    int64_t name = btcm_intern(m, hex, (size_t)len);
+    int64_t file = btcm_intern(m, "[unknown]", 9);
+    if (name < 0 || file < 0)
+        return btcm_nomem(err, errlen);
+    uint8_t *rec = c->staging_rec;
+    bt_wire_put_u64(rec, ptr);
+    bt_wire_put_u32(rec + 8, image);
+    rec[12] = 1;
+    bt_wire_put_u32(rec + FRAME_HEAD, (uint32_t)name);
+    bt_wire_put_u32(rec + FRAME_HEAD + 4, (uint32_t)file);
+    bt_wire_put_u32(rec + FRAME_HEAD + 8, 0);
+    bt_wire_put_u64(rec + FRAME_HEAD + 12, 0);
+    c->staging_len = FRAME_HEAD + SUBFRAME_SIZE;
+    c->frames_unresolved++;
+    return file_frame(c, err, errlen);
+}
+
 static int frame_size(struct btc_model *m, const struct btc_event *ev, char *err, size_t errlen)
 {
     struct btc_callstacks *c = &m->callstacks;
@@ -109,9 +151,6 @@ static int frame_size(struct btc_model *m, const struct btc_event *ev, char *err
     if (btc_tagmap_get(&c->frame_state, ptr) != FRAME_ASKED)
         return btcm_fail(ev, err, errlen, "answer for frame 0x%" PRIx64 ", which was not asked for",
                          ptr);
-    if (n == 0)
-        return btcm_fail(ev, err, errlen, "frame 0x%" PRIx64 " with 0 subframes, expected 1..255",
-                         ptr);
     int64_t img = btcm_intern(m, ev->str1, ev->str1_len);
     if (img < 0)
         return btcm_nomem(err, errlen);
@@ -119,6 +158,8 @@ static int frame_size(struct btc_model *m, const struct btc_event *ev, char *err
      * last subframe (a frame cut short stays unknown). */
     c->frames_asked--;
     btcm_budget(m, 1);
+    if (n == 0)
+        return unresolved_frame(m, ptr, (uint32_t)img, err, errlen);
     bt_wire_put_u64(c->staging_rec, ptr);
     bt_wire_put_u32(c->staging_rec + 8, (uint32_t)img);
     c->staging_rec[12] = (uint8_t)n;
@@ -206,14 +247,7 @@ static int subframe(struct btc_model *m, const struct btc_event *ev, char *err, 
     if (--c->staging_left)
         return BTC_OK;
     c->staging = 0;
-    uint64_t addr = bt_wire_get_u64(rec), index;
-    if (btc_texts_append(&c->frames, rec, (uint32_t)c->staging_len, &index) < 0) {
-        snprintf(err, errlen, "cannot write the callstack frame spool");
-        return BTC_ERR_IO;
-    }
-    c->frames_resolved++;
-    return btc_tagmap_put(&c->frame_state, addr, FRAME_RESOLVED) < 0 ? btcm_nomem(err, errlen)
-                                                                     : BTC_OK;
+    return file_frame(c, err, errlen);
 }
 
 static int symbol_information(struct btc_model *m, const struct btc_event *ev, char *err,

@@ -48,6 +48,7 @@ struct btc_callstacks {
     uint64_t frames_asked;         /* asked, answer not begun */
     struct btc_texts frames;       /* resolved frames, one packed record each */
     uint64_t frames_resolved;
+    uint64_t frames_unresolved; /* of those, answered with no subframes: "0x..." */
 
     /* The frame being answered: its subframes arrive one event each. */
     int staging;

@@ -8,6 +8,7 @@
 
 #include "btc_file_versions.h"
 #include "btc_format.h"
+#include "btc_listeners.h"
 #include "btc_receiver.h"
 #include "btc_tracy_prewrite.h"
 
@@ -101,13 +102,15 @@ static void add_addr(struct addr_list *l, const void *sa, socklen_t len)
     }
 }
 
-/* The addresses of host. A statically linked build (the capture that runs on
- * a board) takes numeric addresses and "localhost" only: glibc's resolver
- * would need the board to have the very shared libraries it was built with. */
+/* The addresses of host. "localhost" is both loopback addresses, never a
+ * name lookup: upstream's clients under TRACY_ONLY_LOCALHOST listen on
+ * [::1] alone, ours on both, and the capture reaches either. A statically
+ * linked build (the capture that runs on a board) takes numeric addresses
+ * besides: glibc's resolver would need the board to have the very shared
+ * libraries it was built with. */
 static int resolve(struct btc_capture *c, const char *host, unsigned port, struct addr_list *l)
 {
     l->n = 0;
-#ifdef BTC_NUMERIC_HOSTS_ONLY
     struct sockaddr_in v4 = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
     struct sockaddr_in6 v6 = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port)};
     if (strcmp(host, "localhost") == 0) {
@@ -115,17 +118,22 @@ static int resolve(struct btc_capture *c, const char *host, unsigned port, struc
         v6.sin6_addr = in6addr_loopback;
         add_addr(l, &v4, sizeof v4);
         add_addr(l, &v6, sizeof v6);
-    } else if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
-        add_addr(l, &v4, sizeof v4);
-    } else if (inet_pton(AF_INET6, host, &v6.sin6_addr) == 1) {
-        add_addr(l, &v6, sizeof v6);
-    } else {
-        snprintf(c->err, sizeof c->err,
-                 "cannot resolve %s: this statically linked capture takes a numeric address "
-                 "(such as 127.0.0.1 or ::1) or localhost",
-                 host);
-        return BTC_ERR_NET;
+        return 0;
     }
+    if (inet_pton(AF_INET, host, &v4.sin_addr) == 1) {
+        add_addr(l, &v4, sizeof v4);
+        return 0;
+    }
+    if (inet_pton(AF_INET6, host, &v6.sin6_addr) == 1) {
+        add_addr(l, &v6, sizeof v6);
+        return 0;
+    }
+#ifdef BTC_NUMERIC_HOSTS_ONLY
+    snprintf(c->err, sizeof c->err,
+             "cannot resolve %s: this statically linked capture takes a numeric address "
+             "(such as 127.0.0.1 or ::1) or localhost",
+             host);
+    return BTC_ERR_NET;
 #else
     char service[16];
     snprintf(service, sizeof service, "%u", port);
@@ -138,8 +146,17 @@ static int resolve(struct btc_capture *c, const char *host, unsigned port, struc
     for (struct addrinfo *a = res; a; a = a->ai_next)
         add_addr(l, a->ai_addr, a->ai_addrlen);
     freeaddrinfo(res);
-#endif
     return 0;
+#endif
+}
+
+/* Whether host names this machine: then what listens on the port is worth
+ * naming when no client was found. */
+static bool host_is_loopback(const char *host)
+{
+    struct in6_addr a6;
+    return strcmp(host, "localhost") == 0 || strncmp(host, "127.", 4) == 0 ||
+           (inet_pton(AF_INET6, host, &a6) == 1 && IN6_IS_ADDR_LOOPBACK(&a6));
 }
 
 /* One non-blocking connect attempt to every address; 1 connected, 0 refused. */
@@ -313,9 +330,14 @@ static int connect_client(struct btc_capture *c, const struct btc_capture_opts *
         if (rc == 1)
             break;
         if (deadline > 0 && now_s() >= deadline) {
-            snprintf(c->err, sizeof c->err,
-                     "no client accepted a connection on %s port %u within %g s", o->host, o->port,
-                     o->connect_timeout_s);
+            char found[256] = "";
+            if (host_is_loopback(o->host))
+                btc_listeners_describe(o->port, found, sizeof found);
+            snprintf(
+                c->err, sizeof c->err,
+                "no client accepted a connection on %s port %u within %g s%s%s",
+                strcmp(o->host, "localhost") == 0 ? "localhost (127.0.0.1 and [::1])" : o->host,
+                o->port, o->connect_timeout_s, found[0] ? "; listening on the port: " : "", found);
             return BTC_ERR_TIMEOUT;
         }
         struct timespec ts = {0, POLL_MS * 1000000L};
@@ -471,6 +493,44 @@ static void report(struct btc_capture *c, const struct btc_capture_opts *o, doub
 /* Frames the loop decodes before it looks at the clock, the stop request
  * and the queries again. */
 #define FRAMES_PER_TURN 16
+/* How long a stopped capture may go on decoding what it had received. */
+#define DRAIN_BOUND_S 60
+
+/* A capture stopped by a signal, -s or -m: the receiver reads no more, and
+ * every frame it had read (journalled, perhaps not yet decompressed) is
+ * decoded, within DRAIN_BOUND_S; past it, what is left is counted and stays
+ * in the journal. */
+static void drain_received(struct btc_capture *c, struct btc_receiver *rx)
+{
+    btc_receiver_stop_reading(rx);
+    double deadline = now_s() + DRAIN_BOUND_S;
+    for (;;) {
+        const uint8_t *events;
+        size_t size, wire;
+        while (now_s() < deadline && btc_receiver_next(rx, &events, &size, &wire) == 1) {
+            int frc = btc_decoder_inflated_frame(&c->dec, events, size, wire, btc_model_event,
+                                                 &c->model, c->err, sizeof c->err);
+            btc_receiver_done(rx);
+            if (frc < 0) {
+                c->end = BTC_END_STREAM_ERROR;
+                return;
+            }
+        }
+        const char *why;
+        if (btc_receiver_end(rx, &why) != BTC_RX_RUNNING)
+            return;
+        if (now_s() >= deadline) {
+            c->drain_cut = 1;
+            while (btc_receiver_next(rx, &events, &size, &wire) == 1) {
+                c->undecoded_frames++;
+                btc_receiver_done(rx);
+            }
+            return;
+        }
+        struct pollfd p = {.fd = btc_receiver_fd(rx), .events = POLLIN};
+        poll(&p, 1, POLL_MS);
+    }
+}
 
 static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
 {
@@ -574,8 +634,12 @@ static int receive_loop(struct btc_capture *c, const struct btc_capture_opts *o)
             break;
         }
     }
-    /* No more reading: what the receiver had not handed on yet stays
-     * unread, as it would in the socket. */
+    /* Asked to stop: what came is decoded; no more is read. After an error
+     * what the receiver had not handed on yet stays unread, as it would in
+     * the socket. */
+    if (rc == BTC_OK && (c->end == BTC_END_STOPPED || c->end == BTC_END_TIME_LIMIT ||
+                         c->end == BTC_END_MEMORY_LIMIT))
+        drain_received(c, rx);
     btc_receiver_stop(rx);
     if (c->end != BTC_END_DISCONNECTED)
         send_terminate(c, &tx);

@@ -66,6 +66,10 @@ struct btc_capture {
     struct btc_model model;
     struct btc_capture_stats stats;
     struct btc_journal journal;
+    /* Stopped (signal, -s, -m): frames received then but left undecoded
+     * when decoding them ran past its bound; they are in the journal. */
+    uint64_t undecoded_frames;
+    int drain_cut;
     char err[512];
 };
 

@@ -48,7 +48,8 @@ struct btc_receiver {
     struct frame q[QUEUE];
     uint64_t head, tail; /* frames published; frames done with */
     int quit;
-    int waiting; /* the thread waits for room */
+    int stop_reading; /* read nothing more; what was read is still handed on */
+    int waiting;      /* the thread waits for room */
     enum btc_receiver_end end;
     char msg[512];
 };
@@ -137,8 +138,15 @@ static void *receive(void *arg)
             finish(r, BTC_RX_NET_ERROR, msg);
             return NULL;
         }
-        if (p[1].revents)
+        if (p[1].revents) {
+            /* Between two reads: every frame read so far was handed on. */
+            pthread_mutex_lock(&r->mu);
+            int stopped = r->stop_reading && !r->quit;
+            pthread_mutex_unlock(&r->mu);
+            if (stopped)
+                finish(r, BTC_RX_STOPPED, "");
             return NULL;
+        }
         if (!(p[0].revents & (POLLIN | POLLHUP | POLLERR)))
             continue;
         ssize_t k = recv(r->fd, r->rx + r->rx_len, RX_CAP - r->rx_len, 0);
@@ -288,6 +296,14 @@ enum btc_receiver_end btc_receiver_end(struct btc_receiver *r, const char **msg)
     pthread_mutex_unlock(&r->mu);
     *msg = r->msg;
     return end;
+}
+
+void btc_receiver_stop_reading(struct btc_receiver *r)
+{
+    pthread_mutex_lock(&r->mu);
+    r->stop_reading = 1;
+    pthread_mutex_unlock(&r->mu);
+    kick(r->quit_fd);
 }
 
 void btc_receiver_stop(struct btc_receiver *r)

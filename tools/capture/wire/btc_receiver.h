@@ -22,6 +22,7 @@ enum btc_receiver_end {
                           frame, to follow "closed the connection") */
     BTC_RX_NET_ERROR,  /* reading failed (message) */
     BTC_RX_BAD_STREAM, /* a frame size out of range or a block LZ4 refuses (message) */
+    BTC_RX_STOPPED,    /* btc_receiver_stop_reading: everything read before was handed on */
 };
 
 /* Starts receiving from fd (journal may have fd -1: none). NULL when out of
@@ -41,6 +42,10 @@ void btc_receiver_done(struct btc_receiver *r);
 /* Why receiving ended, once every frame before the end has been taken
  * (BTC_RX_RUNNING until then); *msg gets the message, if any. */
 enum btc_receiver_end btc_receiver_end(struct btc_receiver *r, const char **msg);
+/* Reads no more from the socket, but hands on every frame it has read (and
+ * journalled) so far; then the end is BTC_RX_STOPPED. A capture asked to
+ * stop loses nothing that came. */
+void btc_receiver_stop_reading(struct btc_receiver *r);
 /* Stops reading (also mid-stream), joins the thread and frees it all. */
 void btc_receiver_stop(struct btc_receiver *r);
 
