@@ -21,6 +21,14 @@ static void *serve(void *arg)
 int replay_capture_run(struct replay_capture *rc, const char *data_dir, const char *name,
                        const char *protocol)
 {
+    struct bt_replay_opts ro = {.data_dir = data_dir, .protocol = protocol};
+    return replay_capture_run_with(rc, &ro, name);
+}
+
+int replay_capture_run_with(struct replay_capture *rc, const struct bt_replay_opts *ro,
+                            const char *name)
+{
+    const char *protocol = ro->protocol;
     memset(rc, 0, sizeof *rc);
     rc->capture_rc = rc->serve_rc = rc->write_rc = -1;
     snprintf(rc->dir, sizeof rc->dir, "/tmp/bt-%s-XXXXXX", name);
@@ -30,8 +38,7 @@ int replay_capture_run(struct replay_capture *rc, const char *data_dir, const ch
     }
     char err[512];
     unsigned port;
-    struct bt_replay_opts ro = {.data_dir = data_dir, .protocol = protocol};
-    if (bt_replay_open(&rc->replay, &ro, &port, err, sizeof err) < 0) {
+    if (bt_replay_open(&rc->replay, ro, &port, err, sizeof err) < 0) {
         fprintf(stderr, "replay: %s\n", err);
         return -1;
     }

@@ -22,6 +22,10 @@ struct replay_capture {
  * said on stderr), -1 otherwise. */
 int replay_capture_run(struct replay_capture *rc, const char *data_dir, const char *name,
                        const char *protocol);
+/* The same with the client's options given whole (data_dir, protocol and
+ * what else it should do). */
+int replay_capture_run_with(struct replay_capture *rc, const struct bt_replay_opts *ro,
+                            const char *name);
 /* Frees it and removes its files (kept with BT_KEEP_TEST_FILES set). */
 void replay_capture_free(struct replay_capture *rc);
 

@@ -235,6 +235,7 @@ static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrclo
             continue; /* belongs to the next event */
         int answer = -1;
         uint64_t key = 0;
+        size_t answer_end = 0; /* the group ends here rather than at pos */
         switch (t) {
         case BT_EV_STRING_DATA:
             answer = BT_QUERY_STRING;
@@ -311,6 +312,12 @@ static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrclo
             answer = BT_QUERY_CALLSTACK_FRAME;
             key = bt_wire_get_u64(p + 1);
             unsigned n = p[9];
+            if (r->opts.unresolved_frames) {
+                /* The answer ends with its size, now 0: its subframes
+                 * (and their staged strings) are skipped below. */
+                r->stream[pos - 1] = 0;
+                answer_end = pos;
+            }
             while (n && pos < r->stream_len) {
                 size_t s2 = event_size(r->stream + pos, r->stream_len - pos);
                 if (!s2)
@@ -331,7 +338,7 @@ static int split(struct bt_replay *r, const uint64_t *srcloc_keys, size_t nsrclo
             start = pos; /* sent by the replay itself once the data is out */
             continue;
         }
-        if (push_group(r, start, pos - start, answer, key, zb) < 0)
+        if (push_group(r, start, (answer_end ? answer_end : pos) - start, answer, key, zb) < 0)
             return -1;
         start = pos;
     }

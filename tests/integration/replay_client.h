@@ -29,6 +29,9 @@ struct bt_replay_opts {
      * form, converted from the recording's 0.14.0 form. */
     const char *protocol;
     int unconverted; /* with protocol: greet as it, but send 0.14.0's events */
+    /* Answer every callstack frame with zero subframes, as upstream's
+     * clients do for a frame they cannot resolve (a stripped program). */
+    int unresolved_frames;
 };
 
 /* Loads the recording and starts listening; *port receives the port. */
