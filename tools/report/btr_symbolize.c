@@ -32,6 +32,7 @@ struct image {
     const uint8_t *map;
     size_t size;
     char build_id[41];
+    int fixed; /* ET_EXEC: loaded at its own addresses, so a frame's address is its own */
     struct sym *syms;
     size_t nsyms;
     struct bt_line_table lines;
@@ -153,6 +154,7 @@ static int image_load(struct image *im, const char *path, char *err, size_t errl
         return -1;
     }
     read_build_id(im, eh, sh);
+    im->fixed = eh->e_type == ET_EXEC;
     read_symbols(im, eh, sh);
     struct bt_dwarf_sections s = {0};
     s.line = section(im, eh, sh, ".debug_line", &s.line_size);
@@ -214,7 +216,19 @@ static uint32_t extra_string(struct ctx *c, const char *s)
     return (uint32_t)(c->base + (uint64_t)idx);
 }
 
-/* First pass: which frames are IMAGE+0xOFFSET with a build-id we have. */
+/* A frame upstream's client could not resolve, kept by the capture as its
+ * address alone ("0x37a2", file "[unknown]"): its absolute address, or 0. */
+static uint64_t address_only(const char *name, const char *file)
+{
+    if (strncmp(name, "0x", 2) != 0 || !name[2] || strcmp(file, "[unknown]") != 0)
+        return 0;
+    char *end;
+    uint64_t a = strtoull(name + 2, &end, 16);
+    return *end ? 0 : a;
+}
+
+/* First pass: which frames are IMAGE+0xOFFSET with a build-id we have, or
+ * an address alone inside a fixed-address program we have. */
 static void find_frame(void *vc, const struct btc_trace *t, uint64_t addr,
                        struct btc_rewrite_sub *sub, unsigned n)
 {
@@ -225,20 +239,23 @@ static void find_frame(void *vc, const struct btc_trace *t, uint64_t addr,
         return;
     const char *file = btc_trace_string(t, sub[0].file);
     const char *name = btc_trace_string(t, sub[0].name);
+    uint64_t absolute = address_only(name, file);
     const char *plus = strstr(name, "+0x");
-    if (!plus)
+    if (!plus && !absolute)
         return;
-    for (const char *q; (q = strstr(plus + 1, "+0x"));)
+    for (const char *q; plus && (q = strstr(plus + 1, "+0x"));)
         plus = q;
     c->res->unresolved++;
-    char id[41];
-    if (sscanf(file, "[build-id %40[0-9a-f]]", id) != 1)
+    char id[41] = "";
+    if (!absolute && sscanf(file, "[build-id %40[0-9a-f]]", id) != 1)
         return;
-    uint64_t off = strtoull(plus + 3, NULL, 16);
+    uint64_t off = absolute ? absolute : strtoull(plus + 3, NULL, 16);
     for (int i = 0; i < c->count; i++) {
         struct image *im = &c->images[i];
-        if (strcmp(im->build_id, id) != 0 || off == 0)
+        if ((absolute ? !im->fixed : strcmp(im->build_id, id) != 0) || off == 0)
             continue;
+        if (absolute && !symbol_at(im, off - 1))
+            continue; /* not this program's address */
         /* The frame is a return address: its call is the byte before. */
         const struct sym *s = symbol_at(im, off - 1);
         if (!s)
