@@ -1,6 +1,7 @@
 /* Listening, accepting and broadcasting as upstream Tracy's client does,
  * except that TRACY_ONLY_LOCALHOST listens on both loopback addresses so
- * that 127.0.0.1 and ::1 both reach the program. */
+ * that 127.0.0.1 and ::1 both reach the program (upstream's, on ::1 alone,
+ * is kept for the tests that stand in for its clients). */
 #define _GNU_SOURCE
 #include "net.h"
 
@@ -61,8 +62,8 @@ static int listen_port(struct bt_listener *l, const struct bt_listen_options *o,
             l->count++;
         else if (rc != -EAFNOSUPPORT && rc != -EADDRNOTAVAIL)
             return rc;
-        if (rc == 0 && !o->only_localhost)
-            return 0; /* dual stack covers IPv4 too */
+        if (rc == 0 && (!o->only_localhost || o->upstream_loopback))
+            return 0; /* dual stack covers IPv4 too, or [::1] alone as upstream */
     }
     rc = listen_on(AF_INET, o->only_localhost, port, &l->fds[l->count]);
     if (rc != 0) {

@@ -16,6 +16,8 @@ struct bt_listen_options {
     uint16_t port;      /* 0: try 8086, 8087, ... (BT_WIRE_PORT_ATTEMPTS ports) */
     int only_localhost; /* loopback only, IPv4 and IPv6 */
     int only_ipv4;
+    int upstream_loopback; /* only_localhost as upstream's client: [::1] alone,
+                            * 127.0.0.1 where there is no IPv6 (tests) */
 };
 
 /* Returns 0, or -errno of the last bind failure. */

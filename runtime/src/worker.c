@@ -1038,7 +1038,12 @@ void *bt_worker_main(void *arg)
     memset(&s, 0, sizeof(s));
     s.fd = -1;
     bt_code_init(&s.code, 0, 0);
-    struct bt_listen_options o = {0, env_flag("TRACY_ONLY_LOCALHOST"), env_flag("TRACY_ONLY_IPV4")};
+    /* BOARDTRACE_TEST_UPSTREAM_NET=1: the network behaviour of upstream's
+     * clients, which the tests cannot ship: [::1] alone under
+     * TRACY_ONLY_LOCALHOST, and a broadcast that only a build option stops. */
+    int upstream_net = env_flag("BOARDTRACE_TEST_UPSTREAM_NET");
+    struct bt_listen_options o = {0, env_flag("TRACY_ONLY_LOCALHOST"), env_flag("TRACY_ONLY_IPV4"),
+                                  upstream_net};
     o.port = (uint16_t)bt_env_number("TRACY_PORT", 1, 65535, 0, "a port",
                                      "the default, 8086 or the next free port up to 8105");
     struct bt_listener l;
@@ -1052,7 +1057,7 @@ void *bt_worker_main(void *arg)
         atomic_store(&bt_rt.worker_alive, 0);
         return NULL;
     }
-    int bfd = env_flag("TRACY_NO_BROADCAST") ? -1 : bt_broadcast_open();
+    int bfd = env_flag("TRACY_NO_BROADCAST") && !upstream_net ? -1 : bt_broadcast_open();
     int64_t last_broadcast = INT64_MIN / 2;
     int told_waiting = 0;
     for (;;) {
