@@ -8,6 +8,7 @@
 #include "callstack.h"
 
 #include <elf.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <link.h>
 #include <pthread.h>
@@ -310,10 +311,26 @@ static void module_load_lines(struct module *m, const uint8_t *base, size_t size
  * line table. The file stays mapped while the module is cached. */
 static void module_read(struct module *m, const uint8_t *base, size_t size);
 
+/* The module's file. The program's own may be where its user cannot reach
+ * it by path (a folder it may not search, a service account's private
+ * one): /proc/self/exe opens the very file that was run all the same. */
+static int module_open(const struct module *m)
+{
+    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    if (fd >= 0 || (errno != EACCES && errno != EPERM && errno != ENOENT))
+        return fd;
+    char exe[sizeof m->path];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0 || (size_t)n >= sizeof exe - 1)
+        return -1;
+    exe[n] = 0;
+    return strcmp(exe, m->path) == 0 ? open("/proc/self/exe", O_RDONLY | O_CLOEXEC) : -1;
+}
+
 static void module_load(struct module *m)
 {
     m->loaded = 1;
-    int fd = open(m->path, O_RDONLY | O_CLOEXEC);
+    int fd = module_open(m);
     if (fd < 0)
         return;
     struct stat st;
