@@ -52,7 +52,7 @@ if [ "$system" = 1 ]; then
     packages="$packages
     qemu-system-misc qemu-system-arm opensbi
     linux-source-6.1 flex bison libssl-dev libelf-dev cpio
-    mmdebstrap
+    mmdebstrap arch-test
 "
 fi
 

@@ -90,7 +90,10 @@ cmd_build() {
     log=$cache/$arch-$suite.log
     say "building the Debian $suite $debarch userland from $uri (minbase + $packages; log: $log)"
     start=$(date +%s)
+    # The ticker lets go of the cache lock (fd 9) first: its sleep outlives
+    # the kill by up to a minute and must not hold up the next set-up.
     (
+        exec 9>&-
         while sleep 60 && kill -0 $$ 2>/dev/null; do
             say "still building the $debarch userland: $(($(date +%s) - start)) s so far"
         done

@@ -102,7 +102,10 @@ riscv64() {
     # The build is long and its output goes to the log: a line every minute
     # says it is still going and how far it got (on stderr, so that no sleep
     # holds the caller's capture of stdout open).
+    # The ticker lets go of the cache lock (fd 9) first: its sleep outlives
+    # the kill by up to a minute and must not hold up the next set-up.
     (
+        exec 9>&-
         while sleep 60 && kill -0 $$ 2>/dev/null; do
             say "still building the riscv64 kernel: $(grep -c '^  CC ' "$log" 2>/dev/null) files compiled, $(($(date +%s) - start)) s so far"
         done
