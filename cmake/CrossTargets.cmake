@@ -38,6 +38,9 @@ if(BT_CROSS_TARGETS AND NOT CMAKE_CROSSCOMPILING)
                 "-DBUILD_TESTING=${BUILD_TESTING}"
                 "-DBT_PYTHON_SYSROOT=${BT_PYTHON_SYSROOT_${arch}}"
             INSTALL_COMMAND ""
+            # bt_cross_<arch>-configure alone: tools/demo.sh then builds only
+            # the board's capture and demo in it.
+            STEP_TARGETS configure
             BUILD_ALWAYS ON
             USES_TERMINAL_BUILD ON)
         if(BUILD_TESTING)
