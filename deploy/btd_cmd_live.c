@@ -83,18 +83,28 @@ static void accept_client(struct live *l)
         close(fd);
         return;
     }
-    ssh_channel ch = ssh_channel_new(l->d->conn.session);
-    if (!ch || ssh_channel_open_forward(ch, "127.0.0.1", l->s->port, "127.0.0.1", l->local_port) !=
-                   SSH_OK) {
-        btd_warn("cannot forward to the board's 127.0.0.1:%d: %s", l->s->port,
-                 ssh_get_error(l->d->conn.session));
-        if (ch)
+    /* The board's loopback addresses in turn: our runtime listens on both,
+     * upstream's clients under TRACY_ONLY_LOCALHOST on [::1] alone. */
+    static const char *const board_addrs[] = {"127.0.0.1", "::1"};
+    ssh_channel ch = NULL;
+    const char *reached = NULL;
+    for (size_t i = 0; i < sizeof board_addrs / sizeof board_addrs[0] && !reached; i++) {
+        ch = ssh_channel_new(l->d->conn.session);
+        if (ch && ssh_channel_open_forward(ch, board_addrs[i], l->s->port, "127.0.0.1",
+                                           l->local_port) == SSH_OK)
+            reached = board_addrs[i];
+        else if (ch)
             ssh_channel_free(ch);
+    }
+    if (!reached) {
+        btd_warn("cannot forward to the board's port %d on 127.0.0.1 or [::1]: %s", l->s->port,
+                 ssh_get_error(l->d->conn.session));
         close(fd);
         return;
     }
     l->fw[l->nfw++] = (struct forward){.fd = fd, .ch = ch};
-    btd_note("GUI connected; forwarding to the board's 127.0.0.1:%d", l->s->port);
+    btd_note("GUI connected; forwarding to the board's %s%s%s:%d", strchr(reached, ':') ? "[" : "",
+             reached, strchr(reached, ':') ? "]" : "", l->s->port);
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -116,7 +126,7 @@ static int live_work(void *ctx, struct pollfd *fds, int n)
     struct live *l = ctx;
     if (!l->announced && l->s->ready) {
         printf("live: connect the Tracy GUI to 127.0.0.1:%d (forwarded to the board's "
-               "127.0.0.1:%d); at its end the program waits until a GUI has taken its data "
+               "loopback port %d); at its end the program waits until a GUI has taken its data "
                "(TRACY_NO_EXIT=1); Ctrl-C stops it\n"
                "live: a program traced with boardtrace's runtime serves any Tracy GUI from "
                "0.10 to 0.14.0 (tenstorrent's 0.10 fork with --env "
@@ -198,7 +208,12 @@ int btd_cmd_live(const struct btd_options *o)
                    !btd_interrupted) {
             status = BTD_EXIT_PROGRAM;
         }
-        if (s.program_exited && btd_status_signal(s.program_exit))
+        if (s.program_exited && s.program_stopped)
+            btd_note("the program was stopped as asked (%s, exit status %d)",
+                     btd_status_signal(s.program_exit) ? btd_status_signal(s.program_exit)
+                                                       : "it exited",
+                     s.program_exit);
+        else if (s.program_exited && btd_status_signal(s.program_exit))
             btd_error("the program was killed by %s (exit status %d)",
                       btd_status_signal(s.program_exit), s.program_exit);
         else if (s.program_exited)

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,18 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     return ok ? BTD_EXIT_OK : BTD_EXIT_OUTPUT;
 }
 
+/* One line of the summary, on stderr: the program's own output keeps
+ * stdout to itself. Everything in it may come from the board or the
+ * capture's last lines, so every control byte is shown escaped. */
+static void summary_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void summary_line(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    btd_escape_vfprintf(stderr, fmt, ap);
+    va_end(ap);
+}
+
 static void print_summary(const struct btd_deploy *d, const struct btd_session *s,
                           const struct run_result *r)
 {
@@ -231,32 +244,36 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     btd_format_size((double)r->trace_size, size, sizeof size);
     struct btd_capture_summary sum;
     btd_capture_summarize(btd_buf_str(&s->capture_log), &sum);
-    printf("\nboardtrace run summary\n");
-    btd_escape_printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
-    printf("  events    %s", sum.events[0] ? sum.events : "-");
+    fflush(stdout);
+    summary_line("\nboardtrace run summary\n");
+    summary_line("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
+    char zones[sizeof sum.zones + sizeof sum.frames + 32] = "";
     if (sum.zones[0] || sum.frames[0])
-        printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
-               sum.frames[0] ? sum.frames : "-");
-    printf("\n  duration  %s%s\n", sum.duration[0] ? sum.duration : "(the capture did not say)",
-           sum.duration[0] ? " (the trace's span)" : "");
+        snprintf(zones, sizeof zones, " (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
+                 sum.frames[0] ? sum.frames : "-");
+    summary_line("  events    %s%s\n", sum.events[0] ? sum.events : "-", zones);
+    summary_line("  duration  %s%s\n", sum.duration[0] ? sum.duration : "(the capture did not say)",
+                 sum.duration[0] ? " (the trace's span)" : "");
     if (sum.end[0] || sum.capture_time[0])
-        printf("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
-               sum.capture_time[0] ? " in " : "", sum.capture_time);
+        summary_line("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
+                     sum.capture_time[0] ? " in " : "", sum.capture_time);
     if (sum.protocol[0])
-        printf("  Tracy     protocol %s, as the program spoke it\n", sum.protocol);
-    printf("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size, r->trace_size,
-           r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
-                            : "SHA-256 verified");
-    printf("  record    %s\n", r->record_path);
+        summary_line("  Tracy     protocol %s, as the program spoke it\n", sum.protocol);
+    summary_line("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size, r->trace_size,
+                 r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
+                                  : "SHA-256 verified");
+    summary_line("  record    %s\n", r->record_path);
     if (s->program_exited) {
         char status[64];
         btd_status_describe(s->program_exit, status, sizeof status);
-        printf("  program   %s%s%s\n", s->program_stopped ? "stopped as asked (" : "", status,
-               s->program_stopped ? ")" : "");
+        summary_line("  program   %s%s%s\n", s->program_stopped ? "stopped as asked (" : "", status,
+                     s->program_stopped ? ")" : "");
     }
-    printf("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
-           btd_now() - d->t_start, d->t_preflight - d->t_start, d->t_upload - d->t_preflight,
-           d->t_run - d->t_upload, d->t_pull - d->t_run);
+    if (s->program_udp)
+        summary_line("  network   %s\n", BTD_BROADCAST_NOTE);
+    summary_line("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
+                 btd_now() - d->t_start, d->t_preflight - d->t_start, d->t_upload - d->t_preflight,
+                 d->t_run - d->t_upload, d->t_pull - d->t_run);
 }
 
 /* The command that gets a trace left on the board, ready to paste; with

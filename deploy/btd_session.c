@@ -208,6 +208,10 @@ static void report(struct btd_session *s, const char *ev)
     } else if (IS("capture-failed")) {
         s->capture_failed = true;
         s->capture_start_status = atoi(arg);
+    } else if (IS("program-udp")) {
+        if (!s->program_udp)
+            btd_note("%s", BTD_BROADCAST_NOTE);
+        s->program_udp = true;
     } else if (IS("program-started")) {
         btd_debug("program started (pid %s)", arg);
     } else if (IS("ready")) {

@@ -27,6 +27,7 @@ struct btd_session {
     bool capture_started, capture_failed, ready, not_ready, stop_sent;
     bool program_exited, capture_exited, capture_timeout, program_timeout;
     bool program_stopped; /* it exited after we asked it to stop (Ctrl-C, -s) */
+    bool program_udp;     /* it held a UDP socket: a client that broadcasts */
     int program_exit, capture_exit, capture_start_status;
     long long trace_size; /* -1: no trace reported */
     char trace_sha[65];   /* its SHA-256 from the board, "" when not reported */
@@ -46,6 +47,14 @@ struct btd_session {
     int (*extra_work)(void *ctx, struct pollfd *fds, int n);
     void *extra_ctx;
 };
+
+/* Said once when the program holds a UDP socket, as upstream's clients do
+ * for their discovery broadcast unless built without it. */
+#define BTD_BROADCAST_NOTE                                                                    \
+    "the program holds a UDP socket: a client built with upstream Tracy announces itself by " \
+    "broadcast on the board's network (255.255.255.255, port 8086) unless built with "        \
+    "TRACY_NO_BROADCAST defined (upstream reads it at build time only; the environment "      \
+    "variable run sets does nothing for it)"
 
 /* Starts the supervisor on the board (exec channel) with s's settings. */
 int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *capture_name,

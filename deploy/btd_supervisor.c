@@ -38,6 +38,7 @@ enum {
     HEARTBEAT_CS = 500,
 };
 enum { SMALL_TRACE_BYTES = 4 << 20 };
+enum { CONNECT_AFTER_READY_S = 30 };
 
 static const char script_head[] =
     "say() { printf '%s %s\\n' \"$T\" \"$*\" >&2; }\n"
@@ -61,21 +62,37 @@ static const char script_head[] =
     "  s=${s##*) }\n"
     "  case $s in Z*|X*|x*) return 1 ;; esac\n"
     "}\n"
+    /* The program holds a UDP socket (its fds' socket inodes in the UDP
+     * tables): upstream's client broadcasts its presence from one. The
+     * tables are read first: a program that ends meanwhile still has its
+     * socket there, and then has no fds to match. */
+    "udp_held() {\n"
+    "  cat /proc/net/udp /proc/net/udp6 > .udp 2>/dev/null\n"
+    "  ls -l /proc/$pp/fd 2>/dev/null | sed -n 's/.*socket:\\[\\([0-9]*\\)\\].*/ \\1 /p' > "
+    ".sockets\n"
+    "  [ -s .sockets ] && grep -q -F -f .sockets .udp\n"
+    "}\n"
     "listening() {\n"
     "  grep -q -e \"^ *[0-9]*: [0-9A-F]*:$H \" -e \"^ *[0-9]*: [0-9A-F]*:[0-9A-F]* "
     "[0-9A-F]*:$H 0[1456789AB] \" /proc/net/tcp /proc/net/tcp6 2>/dev/null\n"
     "}\n";
 
 /* Starting the capture: its output reaches the host through a FIFO, each
- * line tagged, so it never mixes with the program's. A capture that cannot
+ * line tagged, so it never mixes with the program's. It connects to
+ * "localhost", both loopback addresses, as the readiness check looks at
+ * both: upstream's clients under TRACY_ONLY_LOCALHOST listen on [::1] only.
+ * It gives up CONNECT_AFTER_READY_S after the readiness bound, naming what
+ * listens on the port, so a client it cannot reach never holds the run. A capture that cannot
  * start (not executable, bad arguments) is gone within a few milliseconds;
  * one still there after 50 ms is taken as started, so the program does not
  * wait longer for it. */
 static const char script_capture[] =
     "( trap '' PIPE\n"
-    "  while IFS= read -r l; do printf '%s capture %s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) &\n"
+    "  while IFS= read -r l; do printf '%%s capture %%s\\n' \"$T\" \"$l\"; done < cap.fifo >&2 ) "
+    "&\n"
     "rp=$!\n"
-    "./\"$CAP\" -o trace.tracy -a 127.0.0.1 -p \"$P\" -f $CAPSECS $CAPMEM $CAPVER > cap.fifo 2>&1 "
+    "./\"$CAP\" -o trace.tracy -a localhost -p \"$P\" --connect-timeout $((RT+%d)) -f $CAPSECS "
+    "$CAPMEM $CAPVER > cap.fifo 2>&1 "
     "< "
     "/dev/null 3>&- "
     "&\n"
@@ -200,7 +217,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
             btd_buf_free(&v);
         }
         btd_buf_puts(cmd, "\n");
-        btd_buf_puts(cmd, script_capture);
+        btd_buf_printf(cmd, script_capture, CONNECT_AFTER_READY_S);
     }
     /* In its own working folder the program is started by its full path,
      * from a subshell that moved there (a folder that is not there ends it
@@ -254,7 +271,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
      * `stop`), give the other side a bounded grace, never wait forever. */
     btd_buf_printf(
         cmd,
-        "ce=; gp=; gc=; cs=-1; css=; stopping=0; f=0; now_cs; hb=$now\n"
+        "ce=; gp=; gc=; cs=-1; css=; stopping=0; f=0; now_cs; hb=$now; ub=0; uc=$((now+10)); un=0\n"
         "[ -n \"$cp\" ] || ce=none\n"
         "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"
@@ -304,6 +321,14 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "      stopping=1; [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null\n"
         "    fi\n"
         "  fi\n"
+        /* Looked for 0.1 s after the program listens (a client sends its
+         * first broadcast just after: the socket is then bound and listed),
+         * then every 0.1 s for half a second, then with each heartbeat. A
+         * look starts processes, slow on an emulated board: not more often. */
+        "  if [ $ub = 0 ] && [ -z \"$pe\" ] && [ $now -ge $uc ]; then\n"
+        "    un=$((un+1)); if [ $un -lt 5 ]; then uc=$((now+10)); else uc=$((now+%d)); fi\n"
+        "    udp_held && { ub=1; say program-udp; }\n"
+        "  fi\n"
         "  if [ $f -lt %d ]; then sleep 0.02; else sleep 0.1; fi\n"
         "done\n"
         "[ -z \"$rp\" ] || wait $rp\n"
@@ -327,7 +352,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && printf '%%s cleaned\\n' \"$T\" "
         ">&2; fi\n",
         FAST_LOOKS, PROGRAM_GRACE_CS, PROGRAM_GRACE_CS + KILL_AFTER_CS, CAPTURE_GRACE_CS,
-        KILL_AFTER_CS, 2 * KILL_AFTER_CS, HEARTBEAT_CS, FAST_LOOKS, SMALL_TRACE_BYTES);
+        KILL_AFTER_CS, 2 * KILL_AFTER_CS, HEARTBEAT_CS, HEARTBEAT_CS, FAST_LOOKS,
+        SMALL_TRACE_BYTES);
 }
 
 void btd_follower_script(struct btd_buf *cmd, const char *dir, uint64_t out_bytes,

@@ -84,8 +84,8 @@ static void a_dynamic_program_runs_on_the_boards_own_glibc(void **state)
     assert_status(&r, 0);
     assert_null(strstr(r.err, "lacks the program's"));
     assert_non_null(strstr(r.out, "total=1550"));
-    assert_non_null(strstr(r.out, " (1550 zones, 52 frames)\n"));
-    assert_non_null(strstr(r.out, "  program   exit status 0\n"));
+    assert_non_null(strstr(r.err, " (1550 zones, 52 frames)\n"));
+    assert_non_null(strstr(r.err, "  program   exit status 0\n"));
     char *json = read_file(record, NULL);
     assert_non_null(json);
     assert_null(strstr(json, "\"loader\""));
@@ -104,8 +104,8 @@ static void a_cpp_program_runs_on_the_boards_own_libstdcxx(void **state)
     struct result r = run_on(&board, rest);
     assert_status(&r, 0);
     assert_null(strstr(r.err, "lacks the program's"));
-    assert_non_null(strstr(r.out, " (24 zones, "));
-    assert_non_null(strstr(r.out, "  program   exit status 0\n"));
+    assert_non_null(strstr(r.err, " (24 zones, "));
+    assert_non_null(strstr(r.err, "  program   exit status 0\n"));
     result_free(&r);
 }
 
@@ -402,7 +402,7 @@ static void python_program_runs_on(const struct board *b, const char *name, cons
     assert_said(&r, said);
     assert_said(&r, extension);
     assert_non_null(strstr(r.out, "program output\n"));
-    assert_non_null(strstr(r.out, "  program   exit status 0\n"));
+    assert_non_null(strstr(r.err, "  program   exit status 0\n"));
     result_free(&r);
     /* The record says what ran the script. */
     char record[640], want[700];
@@ -496,7 +496,7 @@ static void a_python_script_that_raises_fails_with_its_traceback_and_the_trace_k
     assert_status(&r, 13);
     assert_said(&r, "Traceback (most recent call last)");
     assert_said(&r, "ValueError: the script failed");
-    assert_non_null(strstr(r.out, "  program   exit status 1\n"));
+    assert_non_null(strstr(r.err, "  program   exit status 1\n"));
     result_free(&r);
     assert_int_equal(zone_count(out, "fib", "/raises.py"), 25);
 }

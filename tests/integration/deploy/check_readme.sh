@@ -2,9 +2,9 @@
 # The README's own commands for using boardtrace on a board ("Using it on a
 # board", step 2), taken from README.md as written and run against the
 # emulated board: the board's name, the program and its arguments stand for
-# the user's, and build/host-riscv64 for this build. The `cmake --workflow`
-# line that builds that folder is the one line not run: this test runs
-# inside the build it makes.
+# the user's, and build/host-riscv64 for this build. The `cmake` line that
+# builds that folder is the one line not run: this test runs inside the
+# build it makes.
 # Usage: check_readme.sh SOURCE_DIR BUILD_DIR BOARD_SH BOARD_DIR PROGRAM
 set -eu
 source=$1 build=$2 board_sh=$3 board_dir=$4 program=$5
@@ -26,7 +26,7 @@ cp "$program" "$work/app"
 n=0
 while IFS= read -r line; do
     case $line in
-    '' | 'cmake --workflow '*) continue ;;
+    '' | 'cmake '*) continue ;;
     esac
     cmd=$(printf '%s\n' "$line" | sed \
         -e "s|build/host-riscv64/|$build/|g" \

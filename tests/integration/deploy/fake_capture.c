@@ -65,17 +65,20 @@ int main(int argc, char **argv)
     int memory = 0;
     const char *file_version = NULL;
     static const struct option longs[] = {{"file-version", required_argument, NULL, 'V'},
+                                          {"connect-timeout", required_argument, NULL, 'T'},
                                           {NULL, 0, NULL, 0}};
     while ((opt = getopt_long(argc, argv, "o:a:p:fs:m:", longs, NULL)) != -1) {
         switch (opt) {
         case 'V':
             file_version = optarg;
             break;
+        case 'T': /* its own 60 s bound serves */
+            break;
         case 'o':
             out = optarg;
             break;
-        case 'a':
-            addr = optarg;
+        case 'a': /* "localhost": its IPv4 address serves the fake program */
+            addr = strcmp(optarg, "localhost") == 0 ? "127.0.0.1" : optarg;
             break;
         case 'p':
             port = atoi(optarg);

@@ -7,7 +7,8 @@
  * keeps the connection open N seconds after the events, as a traced program
  * that runs on does; BT_TEST_FAIL_AT_START=N exits with status N at once,
  * before opening the port; BT_TEST_WAIT_BEFORE_LISTEN=N waits N seconds
- * before it opens the port, as a program slow to start does. */
+ * before it opens the port, as a program slow to start does;
+ * BT_TEST_IPV6_LOOPBACK listens on [::1] alone. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -75,12 +76,21 @@ int main(int argc, char **argv)
     int port = getenv("TRACY_PORT") ? atoi(getenv("TRACY_PORT")) : 8086;
     int events = getenv("BT_TEST_EVENTS") ? atoi(getenv("BT_TEST_EVENTS")) : 1000;
     int status = getenv("BT_TEST_EXIT") ? atoi(getenv("BT_TEST_EXIT")) : 0;
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    /* BT_TEST_IPV6_LOOPBACK: [::1] alone, where upstream's clients listen
+     * under TRACY_ONLY_LOCALHOST. */
+    int v6 = getenv("BT_TEST_IPV6_LOOPBACK") != NULL;
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((unsigned short)port)};
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0 || listen(fd, 1) != 0) {
+    struct sockaddr_in6 a6 = {.sin6_family = AF_INET6,
+                              .sin6_port = htons((unsigned short)port),
+                              .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    int bound = v6 ? bind(fd, (struct sockaddr *)&a6, sizeof a6)
+                   : bind(fd, (struct sockaddr *)&a, sizeof a);
+    if (bound != 0 || listen(fd, 1) != 0) {
         perror("fake-program: listen");
         return 100;
     }

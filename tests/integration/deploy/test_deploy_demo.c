@@ -37,11 +37,13 @@ static void the_demo_is_traced_on_the_board_and_its_zones_reported(void **state)
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
     assert_status(&r, 0);
-    const char *events = strstr(r.out, "  events    ");
+    const char *events = strstr(r.err, "  events    ");
     assert_non_null(events);
     assert_true(atoll(events + 12) > 1000);
-    assert_non_null(strstr(r.out, "  capture   complete in "));
-    assert_non_null(strstr(r.out, " s (the trace's span)\n"));
+    assert_non_null(strstr(r.err, "  capture   complete in "));
+    assert_non_null(strstr(r.err, " s (the trace's span)\n"));
+    /* boardtrace's runtime under run announces itself to nobody. */
+    assert_null(strstr(r.err, "holds a UDP socket"));
     assert_true(file_size(out) > 1000);
     char *json = read_file(record, NULL);
     assert_non_null(json);
@@ -94,6 +96,31 @@ static void run_dynamic(const char *out, const char *const *extra, struct result
     assert_int_equal(run_command((char *const *)argv, work, 300, r), 0);
 }
 
+/* A client as upstream's behaves on the network (the runtime's test
+ * switch): under run's TRACY_ONLY_LOCALHOST it listens on [::1] alone and
+ * broadcasts whatever TRACY_NO_BROADCAST says. The capture reaches it there
+ * and the summary names the broadcast. */
+static void an_upstream_like_client_on_ipv6_loopback_alone_is_captured(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/upstream-net.tracy", work);
+    /* 200 frames: some seconds, so the program is still there when the
+     * board is looked at (a look starts processes, slow under emulation). */
+    const char *argv[24];
+    const char *rest[] = {"-f", "-o", out,  "--env", "BOARDTRACE_TEST_UPSTREAM_NET=1",
+                          demo, "--", "-f", "200",   NULL};
+    run_argv(argv, rest, NULL);
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, " (6200 zones, 202 frames)\n"));
+    assert_non_null(strstr(r.err, "  capture   complete in "));
+    assert_non_null(strstr(r.err, "  network   the program holds a UDP socket: a client built "
+                                  "with upstream Tracy announces itself"));
+    result_free(&r);
+}
+
 /* The board is a static busybox: no loader, no libc. The loader and the
  * libraries come from the cross toolchain's sysroot, into the board's cache. */
 static void a_dynamic_program_runs_with_the_loader_and_libraries_brought(void **state)
@@ -111,9 +138,9 @@ static void a_dynamic_program_runs_with_the_loader_and_libraries_brought(void **
     /* Exact counts: 50 frames of 31 zones, 50 inference frames beside the
      * default ones, as the demo printed them. */
     assert_non_null(strstr(r.out, "total=1550"));
-    assert_non_null(strstr(r.out, "  events    "));
-    assert_non_null(strstr(r.out, " (1550 zones, 52 frames)\n"));
-    assert_non_null(strstr(r.out, "  program   exit status 0\n"));
+    assert_non_null(strstr(r.err, "  events    "));
+    assert_non_null(strstr(r.err, " (1550 zones, 52 frames)\n"));
+    assert_non_null(strstr(r.err, "  program   exit status 0\n"));
     char *json = read_file(record, NULL);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"loader\": \"/lib/ld-linux-riscv64-lp64d.so.1\""));
@@ -136,7 +163,7 @@ static void a_dynamic_program_runs_with_the_loader_and_libraries_brought(void **
     assert_status(&r, 0);
     assert_non_null(strstr(r.err, "all from the board's cache"));
     assert_null(strstr(r.err, "upload libc.so.6"));
-    assert_non_null(strstr(r.out, " (1550 zones, 52 frames)\n"));
+    assert_non_null(strstr(r.err, " (1550 zones, 52 frames)\n"));
     result_free(&r);
 }
 
@@ -306,8 +333,8 @@ static void a_stripped_upload_has_its_frames_named_on_the_host(void **state)
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
     assert_status(&r, 0);
-    assert_non_null(strstr(r.out, " (620 zones, 22 frames)\n"));
-    assert_non_null(strstr(r.out, "frames named here)"));
+    assert_non_null(strstr(r.err, " (620 zones, 22 frames)\n"));
+    assert_non_null(strstr(r.err, "frames named here)"));
     const char *named = strstr(r.err, " recorded unnamed, ");
     assert_non_null(named);
     unsigned long long unnamed = 0, done = 0, lines = 0;
@@ -352,7 +379,7 @@ static void dynamic_frames_are_named_after_the_program(const char *name, const c
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
     assert_status(&r, 0);
-    assert_non_null(strstr(r.out, " (620 zones, 22 frames)\n"));
+    assert_non_null(strstr(r.err, " (620 zones, 22 frames)\n"));
     result_free(&r);
 
     const char *frames[] = {report, "frames", out, NULL};
@@ -403,10 +430,10 @@ static void a_crash_keeps_the_trace_and_is_named_by_its_signal(void **state)
     assert_int_equal(run_command((char *const *)argv, work, 300, &r), 0);
     assert_status(&r, 13);
     assert_non_null(strstr(r.err, "the program was killed by SIGSEGV; the trace holds"));
-    assert_non_null(strstr(r.out, "  program   killed by SIGSEGV (exit status 139)\n"));
-    assert_non_null(strstr(r.out, "  capture   complete in "));
+    assert_non_null(strstr(r.err, "  program   killed by SIGSEGV (exit status 139)\n"));
+    assert_non_null(strstr(r.err, "  capture   complete in "));
     /* the zone the crash left open is in the trace */
-    assert_non_null(strstr(r.out, " (1 zones, "));
+    assert_non_null(strstr(r.err, " (1 zones, "));
     char *json = read_file(record, NULL);
     assert_non_null(json);
     assert_non_null(strstr(json, "\"program_exit_status\": 139"));
@@ -474,6 +501,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(the_demo_is_traced_on_the_board_and_its_zones_reported),
         cmocka_unit_test(a_dynamic_program_runs_with_the_loader_and_libraries_brought),
+        cmocka_unit_test(an_upstream_like_client_on_ipv6_loopback_alone_is_captured),
         cmocka_unit_test(no_bring_libs_refuses_naming_the_missing_loader),
         cmocka_unit_test(a_run_survives_its_ssh_connection_being_cut),
         cmocka_unit_test(a_detached_run_is_listed_stopped_and_fetched),

@@ -21,21 +21,29 @@
 /* argv: boardtrace board.sh board-dir fake_program host_capture */
 static const char *program, *host_capture;
 
-static void a_host_capture_receives_the_boards_events_through_the_forward(void **state)
+/* live with env (NULL: none): a capture on the host receives the fake
+ * program's 1000 events through the forward, and live exits 0. */
+static void live_serves_a_host_capture(const char *env)
 {
-    (void)state;
     char out_path[600], err_path[600], trace[600];
-    snprintf(out_path, sizeof out_path, "%s/live.out", work);
-    snprintf(err_path, sizeof err_path, "%s/live.err", work);
-    snprintf(trace, sizeof trace, "%s/live.tracy", work);
+    /* Files of their own: a later run must not read an earlier one's port. */
+    const char *tag = env ? "live-env" : "live";
+    snprintf(out_path, sizeof out_path, "%s/%s.out", work, tag);
+    snprintf(err_path, sizeof err_path, "%s/%s.err", work, tag);
+    snprintf(trace, sizeof trace, "%s/%s.tracy", work, tag);
     pid_t pid = fork();
     if (pid == 0) {
         int o = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         int e = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         dup2(o, 1);
         dup2(e, 2);
-        execl(boardtrace, boardtrace, "live", "--host", board.target, "-i", board.key,
-              "--known-hosts", board.known_hosts, "-L", "0", program, (char *)NULL);
+        if (env)
+            execl(boardtrace, boardtrace, "live", "--host", board.target, "-i", board.key,
+                  "--known-hosts", board.known_hosts, "-L", "0", "--env", env, program,
+                  (char *)NULL);
+        else
+            execl(boardtrace, boardtrace, "live", "--host", board.target, "-i", board.key,
+                  "--known-hosts", board.known_hosts, "-L", "0", program, (char *)NULL);
         _exit(127);
     }
     /* Wait for the address line. */
@@ -84,7 +92,23 @@ static void a_host_capture_receives_the_boards_events_through_the_forward(void *
     free(text);
     char *err = read_file(err_path, NULL);
     assert_non_null(strstr(err, "GUI connected"));
+    if (env)
+        assert_non_null(strstr(err, "forwarding to the board's [::1]:"));
     free(err);
+}
+
+static void a_host_capture_receives_the_boards_events_through_the_forward(void **state)
+{
+    (void)state;
+    live_serves_a_host_capture(NULL);
+}
+
+/* Upstream's clients under TRACY_ONLY_LOCALHOST listen on [::1] alone: the
+ * forward reaches them there. */
+static void the_forward_reaches_a_program_on_ipv6_loopback_alone(void **state)
+{
+    (void)state;
+    live_serves_a_host_capture("BT_TEST_IPV6_LOOPBACK=1");
 }
 
 int main(int argc, char **argv)
@@ -100,6 +124,7 @@ int main(int argc, char **argv)
     host_capture = argv[5];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_host_capture_receives_the_boards_events_through_the_forward),
+        cmocka_unit_test(the_forward_reaches_a_program_on_ipv6_loopback_alone),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
 }

@@ -85,8 +85,8 @@ static void run_pulls_the_trace_verified_with_a_record(void **state)
     assert_non_null(strstr(r.err, "fake-program: a line on stderr\n"));
     assert_non_null(strstr(r.err, "[capture] Events: 1000\n"));
     /* The summary. */
-    assert_non_null(strstr(r.out, "events    1000\n"));
-    assert_non_null(strstr(r.out, "9902 bytes, SHA-256 verified"));
+    assert_non_null(strstr(r.err, "events    1000\n"));
+    assert_non_null(strstr(r.err, "9902 bytes, SHA-256 verified"));
 
     char *json = read_file(record, NULL);
     assert_non_null(json);
@@ -109,7 +109,7 @@ static void run_names_a_failing_program_but_still_pulls_the_trace(void **state)
     struct result r = run_program(out, "BT_TEST_EXIT=3", NULL);
     assert_status(&r, 13);
     assert_int_equal(file_size(out), 9902);
-    assert_non_null(strstr(r.out, "program   exit status 3"));
+    assert_non_null(strstr(r.err, "program   exit status 3"));
     result_free(&r);
 }
 
@@ -235,7 +235,7 @@ static void seconds_stop_the_program_and_the_run_succeeds(void **state)
      * gets that outlives a capture which ended by itself. */
     assert_non_null(strstr(r.err, "the capture's time is up (-s)"));
     assert_null(strstr(r.err, "did not exit after tracing ended"));
-    assert_non_null(strstr(r.out, "program   stopped as asked"));
+    assert_non_null(strstr(r.err, "program   stopped as asked"));
     assert_null(strstr(r.out, "fake-program: exiting"));
     assert_int_equal(file_size(out), 9902);
     result_free(&r);
