@@ -275,6 +275,40 @@ static void no_client_within_connect_timeout_exits_6(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* A client listening where the capture does not look (upstream's under
+ * TRACY_ONLY_LOCALHOST is on [::1] alone) is named when the capture gives
+ * up on 127.0.0.1: the address, the port, and what listens on it. */
+static void giving_up_names_what_listens_on_the_port(void **state)
+{
+    (void)state;
+    int l = socket(AF_INET6, SOCK_STREAM, 0);
+    assert_true(l >= 0);
+    int one = 1;
+    setsockopt(l, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    struct sockaddr_in6 a = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+    socklen_t al = sizeof a;
+    assert_int_equal(bind(l, (struct sockaddr *)&a, sizeof a), 0);
+    assert_int_equal(listen(l, 1), 0);
+    assert_int_equal(getsockname(l, (struct sockaddr *)&a, &al), 0);
+    char port[16], path[4200], errpath[4300], said[2048] = "", want[64];
+    snprintf(port, sizeof port, "%u", (unsigned)ntohs(a.sin6_port));
+    path_in_tmp(path, sizeof path, "elsewhere.tracy");
+    path_in_tmp(errpath, sizeof errpath, "elsewhere.err");
+    const char *args[] = {"-o", path, "-a", "127.0.0.1", "-p", port, "--connect-timeout",
+                          "1",  NULL};
+    child_stderr = errpath;
+    struct proc p = start(capture_bin, args);
+    child_stderr = NULL;
+    assert_int_equal(finish(&p), 6);
+    close(l);
+    slurp(errpath, said, sizeof said);
+    unlink(errpath);
+    snprintf(want, sizeof want, "on 127.0.0.1 port %s within 1 s", port);
+    assert_non_null(strstr(said, want));
+    snprintf(want, sizeof want, "listening on the port: [::1]:%s", port);
+    assert_non_null(strstr(said, want));
+}
+
 /* A name that does not resolve ends the capture with the reason, without
  * waiting out the connect timeout. (The statically linked board build takes
  * numeric addresses and localhost only, so this runs that branch there.) The
@@ -1285,6 +1319,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(unwritable_output_exits_5),
         cmocka_unit_test(overwrite_keeps_the_old_file_until_the_new_one_is_complete),
         cmocka_unit_test(no_client_within_connect_timeout_exits_6),
+        cmocka_unit_test(giving_up_names_what_listens_on_the_port),
         cmocka_unit_test(an_unresolvable_address_exits_6_at_once),
         cmocka_unit_test(localhost_is_understood),
         cmocka_unit_test(client_already_served_exits_2),
