@@ -64,13 +64,22 @@ static const char script_head[] =
     "}\n"
     /* The program holds a UDP socket (its fds' socket inodes in the UDP
      * tables): upstream's client broadcasts its presence from one. The
-     * tables are read first: a program that ends meanwhile still has its
-     * socket there, and then has no fds to match. */
+     * tables are read first (a program that ends meanwhile then has no fds
+     * to match), with the shell's own read: ls is the one process a look
+     * starts, since processes are slow on an emulated or small board. */
     "udp_held() {\n"
-    "  cat /proc/net/udp /proc/net/udp6 > .udp 2>/dev/null\n"
-    "  ls -l /proc/$pp/fd 2>/dev/null | sed -n 's/.*socket:\\[\\([0-9]*\\)\\].*/ \\1 /p' > "
-    ".sockets\n"
-    "  [ -s .sockets ] && grep -q -F -f .sockets .udp\n"
+    "  u=\n"
+    "  for t in /proc/net/udp /proc/net/udp6; do\n"
+    "    [ -r $t ] || continue\n"
+    "    while read -r _ _ _ _ _ _ _ _ _ i _; do u=\"$u $i \"; done < $t\n"
+    "  done\n"
+    "  ls -l /proc/$pp/fd > .fds 2>/dev/null || return 1\n"
+    "  while read -r l; do\n"
+    "    case $l in *socket:\\[*\\]) i=${l##*socket:\\[}; i=${i%\\]}\n"
+    "      case $u in *\" $i \"*) return 0 ;; esac ;;\n"
+    "    esac\n"
+    "  done < .fds\n"
+    "  return 1\n"
     "}\n"
     "listening() {\n"
     "  grep -q -e \"^ *[0-9]*: [0-9A-F]*:$H \" -e \"^ *[0-9]*: [0-9A-F]*:[0-9A-F]* "
@@ -271,7 +280,7 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
      * `stop`), give the other side a bounded grace, never wait forever. */
     btd_buf_printf(
         cmd,
-        "ce=; gp=; gc=; cs=-1; css=; stopping=0; f=0; now_cs; hb=$now; ub=0; uc=$((now+10)); un=0\n"
+        "ce=; gp=; gc=; cs=-1; css=; stopping=0; f=0; now_cs; hb=$now; ub=0; uc=$now; un=0\n"
         "[ -n \"$cp\" ] || ce=none\n"
         "if [ $ready = 0 ]; then stopping=1; cs=0; kill -TERM $pp 2>/dev/null; fi\n"
         "while :; do\n"
@@ -287,6 +296,18 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
          * as asked, not left to the grace period. */
         "  if [ $stopping = 0 ] && [ -n \"${CAPSECS-}\" ] && [ -n \"$ce\" ] && [ -z \"$pe\" ];"
         " then stopping=1; say stopping seconds; kill -TERM $pp 2>/dev/null; fi\n"
+        /* The UDP socket upstream's client broadcasts from is bound (and
+         * listed) once it first sends, just after it listens or is
+         * connected to: looked for at once, every round for the first few
+         * (a short program may end within a second of listening; a look
+         * starts one process), then with each heartbeat. */
+        "  if [ $ub = 0 ] && [ -z \"$pe\" ]; then\n"
+        "    now_cs\n"
+        "    if [ $now -ge $uc ]; then\n"
+        "      un=$((un+1)); if [ $un -lt 8 ]; then uc=$now; else uc=$((now+%d)); fi\n"
+        "      udp_held && { ub=1; say program-udp; }\n"
+        "    fi\n"
+        "  fi\n"
         "  if [ $f -lt %d ]; then f=$((f+1)); [ $((f %% 5)) = 0 ] || { sleep 0.02; continue; }; "
         "fi\n"
         "  now_cs\n"
@@ -321,14 +342,6 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "      stopping=1; [ -n \"$pe\" ] || kill -TERM $pp 2>/dev/null\n"
         "    fi\n"
         "  fi\n"
-        /* Looked for 0.1 s after the program listens (a client sends its
-         * first broadcast just after: the socket is then bound and listed),
-         * then every 0.1 s for half a second, then with each heartbeat. A
-         * look starts processes, slow on an emulated board: not more often. */
-        "  if [ $ub = 0 ] && [ -z \"$pe\" ] && [ $now -ge $uc ]; then\n"
-        "    un=$((un+1)); if [ $un -lt 5 ]; then uc=$((now+10)); else uc=$((now+%d)); fi\n"
-        "    udp_held && { ub=1; say program-udp; }\n"
-        "  fi\n"
         "  if [ $f -lt %d ]; then sleep 0.02; else sleep 0.1; fi\n"
         "done\n"
         "[ -z \"$rp\" ] || wait $rp\n"
@@ -351,8 +364,8 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         "read -r verdict || verdict=keep\n"
         "if [ \"$verdict\" = clean ]; then cd / && rm -rf \"$D\" && printf '%%s cleaned\\n' \"$T\" "
         ">&2; fi\n",
-        FAST_LOOKS, PROGRAM_GRACE_CS, PROGRAM_GRACE_CS + KILL_AFTER_CS, CAPTURE_GRACE_CS,
-        KILL_AFTER_CS, 2 * KILL_AFTER_CS, HEARTBEAT_CS, HEARTBEAT_CS, FAST_LOOKS,
+        HEARTBEAT_CS, FAST_LOOKS, PROGRAM_GRACE_CS, PROGRAM_GRACE_CS + KILL_AFTER_CS,
+        CAPTURE_GRACE_CS, KILL_AFTER_CS, 2 * KILL_AFTER_CS, HEARTBEAT_CS, FAST_LOOKS,
         SMALL_TRACE_BYTES);
 }
 
