@@ -259,6 +259,10 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
                      sum.capture_time[0] ? " in " : "", sum.capture_time);
     if (sum.protocol[0])
         summary_line("  Tracy     protocol %s, as the program spoke it\n", sum.protocol);
+    if (sum.file[0])
+        summary_line("  opens in  Tracy %s and later (GUI, csvexport): file version %s; another "
+                     "with --file-version or BOARDTRACE_FILE_VERSION\n",
+                     sum.file, sum.file);
     summary_line("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size, r->trace_size,
                  r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
                                   : "SHA-256 verified");

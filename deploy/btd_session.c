@@ -167,8 +167,14 @@ void btd_capture_summarize(const char *log, struct btd_capture_summary *sum)
         if (took && sscanf(took + 13, "%lf s,", &secs) == 1)
             snprintf(sum->capture_time, sizeof sum->capture_time, "%.2f s", secs);
         const char *proto = strstr(line, ", client Tracy protocol ");
+        const char *file = strstr(line, "), file ");
         if (proto)
-            snprintf(sum->protocol, sizeof sum->protocol, "%s", proto + 24);
+            snprintf(
+                sum->protocol, sizeof sum->protocol, "%.*s",
+                (int)(file && file > proto ? file + 1 - (proto + 24) : (long)strlen(proto + 24)),
+                proto + 24);
+        if (file)
+            snprintf(sum->file, sizeof sum->file, "%s", file + 8);
         const char *comma = strchr(colon, ',');
         if (comma)
             snprintf(sum->end, sizeof sum->end, "%.*s", (int)(comma - colon - 2), colon + 2);

@@ -92,6 +92,7 @@ struct btd_capture_summary {
     char capture_time[64]; /* the capture's own wall time */
     char end[64];          /* boardtrace-capture: complete, client disconnected, ... */
     char protocol[96];     /* the program's Tracy: "72 (0.11.2 (commit 5479a42, ...))" */
+    char file[16];         /* the .tracy version written: "0.11.2" ("" not said) */
 };
 
 void btd_capture_summarize(const char *log, struct btd_capture_summary *sum);

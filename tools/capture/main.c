@@ -582,12 +582,14 @@ int main(int argc, char **argv)
     human_bytes((double)s->rss_bytes, mem, sizeof mem);
     /* The span is the trace's own (what the GUI's timeline shows); the
      * capture's time includes waiting for the program and the drain. */
+    /* The file's version last: what a GUI must be to open it. */
+    const struct btc_file_release *rel = btc_file_release_of(version);
     printf("%s: %s, %llu events, %llu zones, %llu frames, span %.2f s, captured in %.2f s, "
-           "received %s, wrote %s, memory %s, client Tracy protocol %s (%s)\n",
+           "received %s, wrote %s, memory %s, client Tracy protocol %s (%s), file %s\n",
            output, end_text(cap.end), (unsigned long long)s->events, (unsigned long long)s->zones,
            (unsigned long long)default_frames(&cap.model),
            (double)btc_tracy_last_time(&cap.model) / 1e9, s->elapsed_s, in, out, mem,
-           cap.proto->name, cap.proto->releases);
+           cap.proto->name, cap.proto->releases, rel ? rel->name : "?");
     int code = cap.end == BTC_END_STREAM_ERROR ? EXIT_STREAM_ERROR : EXIT_OK;
     btc_capture_free(&cap);
     return code;
