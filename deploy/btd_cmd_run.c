@@ -231,32 +231,36 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
     btd_format_size((double)r->trace_size, size, sizeof size);
     struct btd_capture_summary sum;
     btd_capture_summarize(btd_buf_str(&s->capture_log), &sum);
+    /* Every line through the escape: the capture's fields are copied from
+     * its last line, which the board (or a traced program's name) wrote. */
     printf("\nboardtrace run summary\n");
     btd_escape_printf("  board     %s (%s)\n", d->conn.where, d->board.uname_m);
-    printf("  events    %s", sum.events[0] ? sum.events : "-");
+    btd_escape_printf("  events    %s", sum.events[0] ? sum.events : "-");
     if (sum.zones[0] || sum.frames[0])
-        printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
-               sum.frames[0] ? sum.frames : "-");
-    printf("\n  duration  %s%s\n", sum.duration[0] ? sum.duration : "(the capture did not say)",
-           sum.duration[0] ? " (the trace's span)" : "");
+        btd_escape_printf(" (%s zones, %s frames)", sum.zones[0] ? sum.zones : "-",
+                          sum.frames[0] ? sum.frames : "-");
+    btd_escape_printf("\n  duration  %s%s\n",
+                      sum.duration[0] ? sum.duration : "(the capture did not say)",
+                      sum.duration[0] ? " (the trace's span)" : "");
     if (sum.end[0] || sum.capture_time[0])
-        printf("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
-               sum.capture_time[0] ? " in " : "", sum.capture_time);
+        btd_escape_printf("  capture   %s%s%s\n", sum.end[0] ? sum.end : "ended",
+                          sum.capture_time[0] ? " in " : "", sum.capture_time);
     if (sum.protocol[0])
-        printf("  Tracy     protocol %s, as the program spoke it\n", sum.protocol);
-    printf("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size, r->trace_size,
-           r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
-                            : "SHA-256 verified");
-    printf("  record    %s\n", r->record_path);
+        btd_escape_printf("  Tracy     protocol %s, as the program spoke it\n", sum.protocol);
+    btd_escape_printf("  trace     %s (%s, %" PRIu64 " bytes, %s)\n", r->output, size,
+                      r->trace_size,
+                      r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
+                                       : "SHA-256 verified");
+    btd_escape_printf("  record    %s\n", r->record_path);
     if (s->program_exited) {
         char status[64];
         btd_status_describe(s->program_exit, status, sizeof status);
-        printf("  program   %s%s%s\n", s->program_stopped ? "stopped as asked (" : "", status,
-               s->program_stopped ? ")" : "");
+        btd_escape_printf("  program   %s%s%s\n", s->program_stopped ? "stopped as asked (" : "",
+                          status, s->program_stopped ? ")" : "");
     }
-    printf("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
-           btd_now() - d->t_start, d->t_preflight - d->t_start, d->t_upload - d->t_preflight,
-           d->t_run - d->t_upload, d->t_pull - d->t_run);
+    btd_escape_printf("  time      %.2f s (preflight %.2f, upload %.2f, run %.2f, pull %.2f)\n",
+                      btd_now() - d->t_start, d->t_preflight - d->t_start,
+                      d->t_upload - d->t_preflight, d->t_run - d->t_upload, d->t_pull - d->t_run);
 }
 
 /* The command that gets a trace left on the board, ready to paste; with
@@ -308,11 +312,12 @@ static void detached(const struct btd_deploy *d, const struct btd_session *s, co
     struct btd_buf dir = {0}, out = {0};
     btd_quote_append(&dir, d->board.dir);
     btd_quote_append(&out, output);
-    printf("detached: %s runs on %s in %s (tracing port %d)\n"
-           "  its state:  boardtrace status %s\n"
-           "  its trace:  boardtrace fetch %s -o %s %s   (add --stop to end it first)\n",
-           d->program.name, d->conn.where, d->board.dir, s->port, btd_buf_str(&conn),
-           btd_buf_str(&conn), btd_buf_str(&out), btd_buf_str(&dir));
+    /* The folder's name is the board's: escaped with the rest. */
+    btd_escape_printf("detached: %s runs on %s in %s (tracing port %d)\n"
+                      "  its state:  boardtrace status %s\n"
+                      "  its trace:  boardtrace fetch %s -o %s %s   (add --stop to end it first)\n",
+                      d->program.name, d->conn.where, d->board.dir, s->port, btd_buf_str(&conn),
+                      btd_buf_str(&conn), btd_buf_str(&out), btd_buf_str(&dir));
     btd_buf_free(&conn);
     btd_buf_free(&dir);
     btd_buf_free(&out);
