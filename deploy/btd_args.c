@@ -62,7 +62,8 @@ static const char usage_text[] =
     "                             PROGRAM.tracy, or the remote name for fetch); the\n"
     "                             record goes to FILE.json\n"
     "  -f, --force                run: replace an existing FILE, FILE.part and\n"
-    "                             FILE.json (refused otherwise; never an input)\n"
+    "                             FILE.json; fetch: an existing FILE (refused\n"
+    "                             otherwise; never an input)\n"
     "  -s, --seconds N            capture at most N seconds, then stop the program\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
     "  --upload FILE              run, live: upload FILE too, beside the program\n"
@@ -219,9 +220,8 @@ static int option_allowed(enum btd_command c, int opt)
     case 's':
         return c == BTD_CMD_RUN;
     case 'o':
-        return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
     case 'f':
-        return c == BTD_CMD_RUN;
+        return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
     case OPT_DETACH:
     case OPT_RECONNECT:
     case OPT_NO_STRIP:

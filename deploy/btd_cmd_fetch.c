@@ -251,7 +251,7 @@ int btd_cmd_fetch(const struct btd_options *o)
         }
         /* OUT.part is resumed, so only one command at a time may write it. */
         struct btd_claim claim;
-        status = btd_claim_output(&claim, out, false, false, NULL);
+        status = btd_claim_output(&claim, out, false, o->force, NULL);
         uint64_t size = 0;
         char sha[65];
         btd_interrupt_step("pull", true);

@@ -565,6 +565,34 @@ static void a_hostile_folder_name_reaches_the_terminal_escaped(void **state)
     assert_int_equal(file_size(path), 8);
 }
 
+/* fetch -o FILE treats FILE as run does: an existing one is the user's and
+ * is refused (exit 2, nothing fetched, FILE as it was) unless -f. */
+static void fetch_refuses_an_existing_output_without_force(void **state)
+{
+    (void)state;
+    char remote[1300], local[600];
+    char *data;
+    leave_trace_on_board(remote, sizeof remote, &data);
+    snprintf(local, sizeof local, "%s/kept.tracy", work);
+    assert_int_equal(write_file(local, "mine", 4), 0);
+    const char *argv[] = {
+        boardtrace,        "fetch", "--host", board.target, "-i", board.key, "--known-hosts",
+        board.known_hosts, "-o",    local,    remote,       NULL, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 2);
+    assert_said(&r, "-f");
+    assert_int_equal(file_size(local), 4);
+    result_free(&r);
+    argv[10] = "-f";
+    argv[11] = remote;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_int_equal(file_size(local), TRACE_SIZE);
+    free(data);
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 6) {
@@ -582,6 +610,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
         cmocka_unit_test(a_hostile_folder_name_reaches_the_terminal_escaped),
+        cmocka_unit_test(fetch_refuses_an_existing_output_without_force),
         cmocka_unit_test(a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover),
         cmocka_unit_test(a_connection_cut_mid_upload_leaves_no_folder_on_the_board),
         cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
