@@ -199,12 +199,23 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+int btd_parse_decimal(const char *s, long *out)
+{
+    size_t digits = strspn(s, "0123456789");
+    if (digits == 0 || s[digits])
+        return -1;
+    errno = 0;
+    long v = strtol(s, NULL, 10);
+    if (errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_int(const char *what, const char *s, long low, long high, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < low || v > high) {
+    long v;
+    if (btd_parse_decimal(s, &v) != 0 || v < low || v > high) {
         btd_error("%s: expected a whole number from %ld to %ld, found '%s'", what, low, high, s);
         return -1;
     }

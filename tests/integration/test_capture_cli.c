@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -250,6 +251,55 @@ static void memory_limit_out_of_range_exits_1(void **state)
         struct proc p = start(capture_bin, args);
         assert_int_equal(finish(&p), 1);
     }
+    assert_int_equal(access(path, F_OK), -1);
+}
+
+/* Every number is decimal, whole where it counts (a port, a percentage),
+ * finite and in range: "-p nan" once meant port 0, "-s nan" and
+ * "--connect-timeout nan" no limit at all, "-p 80.5" and "-p 0x50" port 80.
+ * Each is a usage error (exit 1) naming the option, before any connection. */
+static void numbers_are_decimal_finite_and_in_range(void **state)
+{
+    (void)state;
+    char path[4200], errpath[4200], err[1024];
+    path_in_tmp(path, sizeof path, "numbers.tracy");
+    path_in_tmp(errpath, sizeof errpath, "numbers.err");
+    static const char *const everywhere[] = {"nan",  "NaN", "inf", "-inf", " 5", "5 ", "+5",   "-1",
+                                             "0x50", "1e2", "",    "5s",   ".5", "5.", "1.2.3"};
+    static const char *const whole_only[] = {"80.5", "50.0"};
+    static const char *const options[] = {"-p", "-m", "-s", "--connect-timeout"};
+    child_stderr = errpath;
+    for (size_t o = 0; o < sizeof options / sizeof *options; o++) {
+        bool whole = o < 2;
+        size_t n = sizeof everywhere / sizeof *everywhere + (whole ? 2 : 0);
+        for (size_t i = 0; i < n; i++) {
+            const char *bad = i < sizeof everywhere / sizeof *everywhere
+                                  ? everywhere[i]
+                                  : whole_only[i - sizeof everywhere / sizeof *everywhere];
+            const char *args[12] = {"-o", path, options[o], bad};
+            int k = 4;
+            if (strcmp(options[o], "-p") != 0) {
+                args[k++] = "-p";
+                args[k++] = "9";
+            }
+            if (strcmp(options[o], "--connect-timeout") != 0) {
+                args[k++] = "--connect-timeout";
+                args[k++] = "1";
+            }
+            struct proc p = start(capture_bin, args);
+            int rc = finish_within(&p, 60);
+            slurp(errpath, err, sizeof err);
+            if (rc != 1)
+                fprintf(stderr, "%s '%s': exit %d: %s\n", options[o], bad, rc, err);
+            assert_int_equal(rc, 1);
+            assert_non_null(strstr(err, options[o]));
+        }
+    }
+    child_stderr = NULL;
+    /* Fractions of a second stay what they are. */
+    const char *args[] = {"-o", path, "-p", "9", "-s", "2.5", "--connect-timeout", "0.5", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish_within(&p, 60), 6);
     assert_int_equal(access(path, F_OK), -1);
 }
 
@@ -1281,6 +1331,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(missing_output_option_exits_1),
         cmocka_unit_test(memory_limit_out_of_range_exits_1),
+        cmocka_unit_test(numbers_are_decimal_finite_and_in_range),
         cmocka_unit_test(existing_output_without_f_exits_4),
         cmocka_unit_test(unwritable_output_exits_5),
         cmocka_unit_test(overwrite_keeps_the_old_file_until_the_new_one_is_complete),

@@ -182,6 +182,17 @@ static void a_file_needing_more_than_the_memory_limit_is_refused(void **state)
     assert_int_equal(run_report(roomy, err, sizeof err), 0);
     const char *bad[] = {"stats", "--max-memory", "lots", trace, NULL};
     assert_int_equal(run_report(bad, err, sizeof err), 1);
+    /* Decimal digits and a unit only: what strtoull would also read is a
+     * usage error, not a limit it happens to mean. */
+    static const char *const sizes[] = {" 64M", "+64M", "0x40M", "64.5M",
+                                        "1e9",  "nan",  "inf",   "64MB",
+                                        "-1",   "",     "0",     "99999999999999999999"};
+    for (size_t i = 0; i < 2 * sizeof sizes / sizeof *sizes; i++) {
+        bad[0] = i % 2 ? "chrome" : "stats";
+        bad[2] = sizes[i / 2];
+        assert_int_equal(run_report(bad, err, sizeof err), 1);
+        assert_non_null(strstr(err, "--max-memory"));
+    }
 }
 
 /* Occurrences of needle in the file at path. */

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -120,12 +121,24 @@ static void usage(FILE *to)
             BT_VERSION_STRING);
 }
 
-static int parse_number(const char *s, double lo, double hi, double *out)
+/* A number on the command line: decimal digits, with one fraction
+ * ("2.5") where fraction allows it, the whole string, from lo to hi.
+ * strtod alone would also take "nan" (which no range check refuses),
+ * "inf", hexadecimal ("0x50" is 80), exponents, signs and leading spaces;
+ * a port of "80.5" would be port 80. */
+static int parse_number(const char *s, bool fraction, double lo, double hi, double *out)
 {
-    char *end;
+    static const char digits[] = "0123456789";
+    size_t n = strspn(s, digits);
+    if (n && fraction && s[n] == '.') {
+        size_t f = strspn(s + n + 1, digits);
+        n = f ? n + 1 + f : 0;
+    }
+    if (!n || s[n])
+        return -1;
     errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || v < lo || v > hi)
+    double v = strtod(s, NULL);
+    if (errno || !isfinite(v) || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;
@@ -367,29 +380,35 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--recover")) {
             recover = val;
         } else if (!strcmp(a, "-p")) {
-            if (parse_number(val, 1, 65535, &port) < 0) {
-                fprintf(stderr, "boardtrace-capture: -p %s: expected a port number 1..65535\n",
+            if (parse_number(val, false, 1, 65535, &port) < 0) {
+                fprintf(stderr,
+                        "boardtrace-capture: -p %s: expected a port number 1..65535 (decimal "
+                        "digits)\n",
                         val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "-s")) {
-            if (parse_number(val, 0, 1e9, &seconds) < 0) {
-                fprintf(stderr, "boardtrace-capture: -s %s: expected seconds (a number >= 0)\n",
+            if (parse_number(val, true, 0, 1e9, &seconds) < 0) {
+                fprintf(stderr,
+                        "boardtrace-capture: -s %s: expected seconds, a decimal number such as "
+                        "10 or 2.5 (0: no limit)\n",
                         val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "-m")) {
-            if (parse_number(val, 1, 999, &mem_pct) < 0) {
+            if (parse_number(val, false, 1, 999, &mem_pct) < 0) {
                 fprintf(stderr,
-                        "boardtrace-capture: -m %s: expected a percentage of physical memory "
-                        "1..999\n",
+                        "boardtrace-capture: -m %s: expected a percentage of physical memory, "
+                        "a whole number 1..999\n",
                         val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "--connect-timeout")) {
-            if (parse_number(val, 0, 1e9, &connect_timeout) < 0) {
+            if (parse_number(val, true, 0, 1e9, &connect_timeout) < 0) {
                 fprintf(stderr,
-                        "boardtrace-capture: --connect-timeout %s: expected seconds (>= 0)\n", val);
+                        "boardtrace-capture: --connect-timeout %s: expected seconds, a decimal "
+                        "number such as 20 or 0.5 (0: no limit)\n",
+                        val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "--protocol")) {
