@@ -1012,6 +1012,45 @@ static void a_full_spool_folder_keeps_the_journal_and_says_why(void **state)
     assert_true(zones_in(rebuilt, &unended) > 0);
 }
 
+/* An output folder that fills up mid-capture (a 64 KiB tmpfs, root only):
+ * the journal beside the output stops short of the session, and the trace
+ * cannot be written either. The capture says the journal holds only part
+ * and why, never that what was received is in it. */
+static void a_journal_cut_short_is_not_said_to_hold_what_was_received(void **state)
+{
+    (void)state;
+    char dir[4200], path[4300], errfile[4200], err[2048];
+    path_in_tmp(dir, sizeof dir, "small-output");
+    snprintf(path, sizeof path, "%s/cut.tracy", dir);
+    path_in_tmp(errfile, sizeof errfile, "journal-cut.err");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=64k") != 0) {
+        rmdir(dir);
+        skip(); /* mounting needs root */
+    }
+    struct proc r;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-p", port, "--spool-dir", tmpdir, "--connect-timeout",
+                          "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    int status = finish_within(&cap, 60);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+    umount2(dir, MNT_DETACH);
+    rmdir(dir);
+    slurp(errfile, err, sizeof err);
+    if (status != 8)
+        fprintf(stderr, "%s", err);
+    assert_int_equal(status, 8);
+    assert_non_null(strstr(err, "writing the journal"));
+    assert_non_null(strstr(err, "No space left on device"));
+    assert_non_null(strstr(err, "only what was received before"));
+    assert_null(strstr(err, "what was received is in"));
+}
+
 /* --spool-dir naming a folder that is not there ends at once, before any
  * connection, instead of capturing into nowhere. */
 static void a_missing_spool_dir_exits_1_at_once(void **state)
@@ -1360,6 +1399,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),
         cmocka_unit_test(a_missing_spool_dir_exits_1_at_once),
         cmocka_unit_test(a_full_spool_folder_keeps_the_journal_and_says_why),
+        cmocka_unit_test(a_journal_cut_short_is_not_said_to_hold_what_was_received),
         cmocka_unit_test(an_earlier_journal_is_never_overwritten),
         cmocka_unit_test(sigint_during_a_stalled_handshake_ends_the_capture),
         cmocka_unit_test(the_time_limit_ends_a_stalled_handshake),

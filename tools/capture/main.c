@@ -301,6 +301,34 @@ static int write_trace(struct btc_model *m, const char *output, uint32_t version
     return rc;
 }
 
+/* After the trace could not be written: where what was received is, as far
+ * as it is anywhere. The journal may be complete, cut short by a write
+ * that failed, or gone (--no-journal, or removed meanwhile). */
+static void say_what_was_kept(const char *journal, const struct btc_journal *j, const char *output)
+{
+    struct stat st;
+    if (!journal) {
+        fprintf(stderr, "boardtrace-capture: what was received is lost: there was no journal "
+                        "(--no-journal)\n");
+    } else if (lstat(journal, &st) != 0) {
+        fprintf(stderr,
+                "boardtrace-capture: what was received is lost: the journal %s is gone "
+                "(%s)\n",
+                journal, strerror(errno));
+    } else if (j->failed) {
+        fprintf(stderr,
+                "boardtrace-capture: only what was received before writing the journal failed "
+                "is in %s; once the problem is fixed, boardtrace-capture --recover %s -o %s "
+                "rebuilds that part\n",
+                journal, journal, output);
+    } else {
+        fprintf(stderr,
+                "boardtrace-capture: what was received is in %s; once the problem is fixed: "
+                "boardtrace-capture --recover %s -o %s\n",
+                journal, journal, output);
+    }
+}
+
 /* --recover: rebuilds the trace from the journal a capture left behind. */
 static int recover_journal(const char *journal, const char *output, const char *spool_dir,
                            uint32_t version)
@@ -556,8 +584,10 @@ int main(int argc, char **argv)
     if (cap.end == BTC_END_STREAM_ERROR || (cap.end == BTC_END_DISCONNECTED && cap.err[0]))
         fprintf(stderr, "boardtrace-capture: %s\n", cap.err);
     if (cap.journal.failed)
-        fprintf(stderr, "boardtrace-capture: writing the journal %s failed; it was stopped\n",
-                journal);
+        fprintf(stderr,
+                "boardtrace-capture: writing the journal %s failed (%s); it was stopped, and "
+                "holds only what came before\n",
+                journal, strerror(cap.journal.error));
     report_unsolicited(&cap.model);
 
     /* The stream is over: its decoder's 768 KiB ring makes way for the
@@ -568,11 +598,7 @@ int main(int argc, char **argv)
         version = btc_file_version_for_protocol(cap.proto->number);
     int wrc = write_trace(&cap.model, output, version, &bytes);
     if (wrc < 0) {
-        if (use_journal)
-            fprintf(stderr,
-                    "boardtrace-capture: what was received is in %s; once the problem is "
-                    "fixed: boardtrace-capture --recover %s -o %s\n",
-                    journal, journal, output);
+        say_what_was_kept(use_journal ? journal : NULL, &cap.journal, output);
         btc_capture_free(&cap);
         return EXIT_WRITE_FAILED;
     }
