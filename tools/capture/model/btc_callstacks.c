@@ -208,7 +208,7 @@ static int subframe(struct btc_model *m, const struct btc_event *ev, char *err, 
     c->staging = 0;
     uint64_t addr = bt_wire_get_u64(rec), index;
     if (btc_texts_append(&c->frames, rec, (uint32_t)c->staging_len, &index) < 0) {
-        snprintf(err, errlen, "cannot write the callstack frame spool");
+        btcm_spool_failed(err, errlen, "callstack frame");
         return BTC_ERR_IO;
     }
     c->frames_resolved++;
