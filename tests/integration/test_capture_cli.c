@@ -487,6 +487,8 @@ static void a_client_of_no_known_protocol_is_named_as_such(void **state)
     assert_non_null(strstr(said, "refused every Tracy protocol"));
     assert_non_null(strstr(said, "72 (0.11.2"));
     assert_non_null(strstr(said, "64 (0.10.0)"));
+    /* It names what it offered: 66-tt is offered only when asked for. */
+    assert_null(strstr(said, "66-tt"));
     assert_int_equal(access(path, F_OK), -1);
 }
 
