@@ -58,7 +58,7 @@ again:;
     struct pollfd fds[2] = {{.fd = client, .events = POLLIN}, {.fd = up, .events = POLLIN}};
     char buf[16384];
     while (p->passed < p->limit && !p->cut_now && (!p->up_limit || p->up_passed < p->up_limit)) {
-        int ready = poll(fds, 2, 100);
+        int ready = poll(fds, 2, 5); /* a cut asked for comes within 5 ms */
         if (ready < 0)
             break;
         if (ready == 0)
@@ -86,6 +86,7 @@ again:;
     if (p->reaccept) {
         p->limit = 1LL << 40;
         p->up_limit = 0;
+        p->cut_now = 0;
         p->reaccept = false;
         goto again;
     }
@@ -369,6 +370,56 @@ static void a_connection_cut_mid_upload_leaves_no_folder_on_the_board(void **sta
     pthread_join(thread, NULL);
 }
 
+/* The connection is cut during the preflight, once the probe has made the
+ * run's folder on the board and before its answer (with the folder's name)
+ * is back: run connects again, finds the folder by the tag in its name and
+ * removes it. Twice, so no cut leaves a folder behind. */
+static void a_connection_cut_during_the_preflight_leaves_no_folder_on_the_board(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600], kh[600], target[128], log[600];
+    snprintf(remote_dir, sizeof remote_dir, "%s/cut-preflight", work);
+    snprintf(out, sizeof out, "%s/cut-preflight.tracy", work);
+    snprintf(log, sizeof log, "%s/cut-preflight.log", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    for (int cut = 0; cut < 2; cut++) {
+        struct proxy p = {.limit = 1LL << 40, .reaccept = true};
+        pthread_t thread;
+        start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+        const char *argv[] = {boardtrace,      "run",        "--host",
+                              target,          "-i",         board.key,
+                              "--known-hosts", kh,           "--remote-dir",
+                              remote_dir,      "--no-strip", "--capture",
+                              capture,         "-o",         out,
+                              program,         NULL};
+        pid_t pid = spawn_logged((char *const *)argv, log);
+        /* The folder is there as soon as mktemp made it: the probe goes on
+         * (df, the exec test, ...) for many processes more. */
+        bool made = false;
+        for (int i = 0; i < 600000 && !made; i++) {
+            made = count_run_dirs(remote_dir) > 0;
+            if (!made)
+                usleep(100);
+        }
+        assert_true(made);
+        p.cut_now = 1;
+        int st = 0;
+        waitpid(pid, &st, 0);
+        char *text = read_file(log, NULL);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 7 || count_run_dirs(remote_dir) != 0)
+            fprintf(stderr, "%s\n", text);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 7);
+        assert_non_null(strstr(text, "preflight on"));
+        assert_non_null(strstr(text, "removed the preflight's folder"));
+        free(text);
+        assert_int_equal(count_run_dirs(remote_dir), 0);
+        shutdown(p.listen_fd, SHUT_RDWR);
+        close(p.listen_fd);
+        pthread_join(thread, NULL);
+    }
+}
+
 /* Processes whose working folder is dir (the board's side of a run: its
  * supervisor, program and capture). */
 static int processes_in(const char *dir)
@@ -613,6 +664,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(fetch_refuses_an_existing_output_without_force),
         cmocka_unit_test(a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover),
         cmocka_unit_test(a_connection_cut_mid_upload_leaves_no_folder_on_the_board),
+        cmocka_unit_test(a_connection_cut_during_the_preflight_leaves_no_folder_on_the_board),
         cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);
