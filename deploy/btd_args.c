@@ -62,7 +62,8 @@ static const char usage_text[] =
     "                             PROGRAM.tracy, or the remote name for fetch); the\n"
     "                             record goes to FILE.json\n"
     "  -f, --force                run: replace an existing FILE, FILE.part and\n"
-    "                             FILE.json (refused otherwise; never an input)\n"
+    "                             FILE.json; fetch: an existing FILE (refused\n"
+    "                             otherwise; never an input)\n"
     "  -s, --seconds N            capture at most N seconds, then stop the program\n"
     "  --env NAME=VALUE           set a variable for the program (repeatable)\n"
     "  --upload FILE              run, live: upload FILE too, beside the program\n"
@@ -198,12 +199,23 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+int btd_parse_decimal(const char *s, long *out)
+{
+    size_t digits = strspn(s, "0123456789");
+    if (digits == 0 || s[digits])
+        return -1;
+    errno = 0;
+    long v = strtol(s, NULL, 10);
+    if (errno)
+        return -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_int(const char *what, const char *s, long low, long high, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < low || v > high) {
+    long v;
+    if (btd_parse_decimal(s, &v) != 0 || v < low || v > high) {
         btd_error("%s: expected a whole number from %ld to %ld, found '%s'", what, low, high, s);
         return -1;
     }
@@ -219,9 +231,8 @@ static int option_allowed(enum btd_command c, int opt)
     case 's':
         return c == BTD_CMD_RUN;
     case 'o':
-        return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
     case 'f':
-        return c == BTD_CMD_RUN;
+        return c == BTD_CMD_RUN || c == BTD_CMD_FETCH;
     case OPT_DETACH:
     case OPT_RECONNECT:
     case OPT_NO_STRIP:

@@ -64,4 +64,10 @@ struct btd_options {
 int btd_args_parse(int argc, char **argv, struct btd_options *o);
 void btd_args_free(struct btd_options *o);
 
+/* A number given on the command line (an option's value, --host's PORT):
+ * decimal digits only, the whole string, that fit a long; no sign, space,
+ * hexadecimal, fraction, exponent, "nan" or "inf" (strtol and strtod take
+ * some of those). 0, or -1 for anything else. */
+int btd_parse_decimal(const char *s, long *out);
+
 #endif

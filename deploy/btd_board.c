@@ -23,7 +23,7 @@ static const char probe_script[] =
     "if [ \"$make\" = 1 ]; then\n"
     "  if [ ! -d \"$base\" ]; then\n"
     "    printf 'direrror there is no folder %s on the board\\n' \"$base\"\n"
-    "  elif ! d=$(umask 077 && mktemp -d \"$base/boardtrace.XXXXXX\" 2>&1); then\n"
+    "  elif ! d=$(umask 077 && mktemp -d \"$base/boardtrace.${tag}XXXXXX\" 2>&1); then\n"
     "    printf 'direrror cannot create a folder in %s: %s\\n' \"$base\" \"$(echo $d)\"\n"
     "  else\n"
     "    printf 'dir %s\\n' \"$d\" && where=$d && made=$d\n"
@@ -164,18 +164,26 @@ void btd_board_parse(const char *text, struct btd_board *b)
     b->arch = btd_arch_normalize(b->uname_m);
 }
 
-int btd_board_probe(struct btd_conn *c, const char *base, bool make_dir, struct btd_board *b,
-                    char *err, size_t errlen)
+/* base= and tag= for a script: base quoted, or the board's own default. */
+static void base_and_tag(struct btd_buf *cmd, const char *base, const char *tag)
+{
+    if (base) {
+        btd_buf_puts(cmd, "base=");
+        btd_quote_append(cmd, base);
+    } else {
+        btd_buf_puts(cmd, "base=${TMPDIR:-/tmp}");
+    }
+    btd_buf_puts(cmd, "; tag=");
+    btd_quote_append(cmd, tag ? tag : "");
+}
+
+int btd_board_probe(struct btd_conn *c, const char *base, const char *tag, bool make_dir,
+                    struct btd_board *b, char *err, size_t errlen)
 {
     memset(b, 0, sizeof *b);
     b->exec_ok = -1;
     struct btd_buf cmd = {0}, out = {0}, errout = {0};
-    if (base) {
-        btd_buf_puts(&cmd, "base=");
-        btd_quote_append(&cmd, base);
-    } else {
-        btd_buf_puts(&cmd, "base=${TMPDIR:-/tmp}");
-    }
+    base_and_tag(&cmd, base, tag);
     btd_buf_printf(&cmd, "; make=%d\n%s", make_dir ? 1 : 0, probe_script);
     int rc = btd_ssh_exec(c, btd_buf_str(&cmd), NULL, 0, &out, &errout, 60, err, errlen);
     if (rc == 0) {
@@ -237,4 +245,25 @@ int btd_board_remove_dir(struct btd_conn *c, const char *dir, char *err, size_t 
     btd_buf_free(&cmd);
     btd_buf_free(&errout);
     return rc == 0 ? 0 : -1;
+}
+
+int btd_board_remove_tagged(struct btd_conn *c, const char *base, const char *tag, char *err,
+                            size_t errlen)
+{
+    struct btd_buf cmd = {0}, out = {0};
+    base_and_tag(&cmd, base, tag);
+    btd_buf_puts(&cmd, "\n[ -n \"$tag\" ] || exit 1\n"
+                       "for d in \"$base\"/boardtrace.\"$tag\"??????; do\n"
+                       "  [ -d \"$d\" ] && [ -O \"$d\" ] && [ ! -L \"$d\" ] || continue\n"
+                       "  rm -rf \"$d\" && printf '%s\\n' \"$d\"\n"
+                       "done\nexit 0\n");
+    int rc = btd_ssh_exec(c, btd_buf_str(&cmd), NULL, 0, &out, NULL, 60, err, errlen);
+    if (rc > 0)
+        snprintf(err, errlen, "no tag for the folder to remove");
+    int removed = 0;
+    for (size_t i = 0; rc == 0 && i < out.len; i++)
+        removed += out.data[i] == '\n';
+    btd_buf_free(&cmd);
+    btd_buf_free(&out);
+    return rc == 0 ? removed : -1;
 }

@@ -40,11 +40,13 @@ struct btd_board {
 };
 
 /* Probes the board. base is the folder for the temporary folder (NULL: the
- * board's ${TMPDIR:-/tmp}); make_dir creates boardtrace.XXXXXX in it.
- * Returns 0, or -1 with err (the command itself failed). A folder that cannot
- * be made is not an error here: dir is "" and dir_error says why. */
-int btd_board_probe(struct btd_conn *c, const char *base, bool make_dir, struct btd_board *b,
-                    char *err, size_t errlen);
+ * board's ${TMPDIR:-/tmp}); make_dir creates boardtrace.TAGXXXXXX in it, tag
+ * being the host's own (letters and digits, NULL none), so a host that lost
+ * the probe's answer can still find the folder it made. Returns 0, or -1
+ * with err (the command itself failed). A folder that cannot be made is not
+ * an error here: dir is "" and dir_error says why. */
+int btd_board_probe(struct btd_conn *c, const char *base, const char *tag, bool make_dir,
+                    struct btd_board *b, char *err, size_t errlen);
 
 /* Parses the probe's output (exposed for tests). */
 void btd_board_parse(const char *text, struct btd_board *b);
@@ -55,5 +57,10 @@ int btd_board_free_port(const struct btd_board *b);
 
 /* Removes a folder made by the probe (rm -rf). Returns 0 or -1 with err. */
 int btd_board_remove_dir(struct btd_conn *c, const char *dir, char *err, size_t errlen);
+/* Removes the folders under base (as for the probe) that a probe given tag
+ * made, whatever their name's end: those this user owns, not links.
+ * Returns how many, or -1 with err. */
+int btd_board_remove_tagged(struct btd_conn *c, const char *base, const char *tag, char *err,
+                            size_t errlen);
 
 #endif

@@ -112,7 +112,7 @@ int btd_claim_output(struct btd_claim *c, const char *output, bool fresh, bool r
         btd_error("cannot claim %s: %s", c->part, strerror(errno));
         return BTD_EXIT_OUTPUT;
     }
-    if (!fresh || replace)
+    if (replace)
         return BTD_EXIT_OK;
     /* Checked with the claim held: a command that held it before has
      * finished renaming its part to OUT by now. */
@@ -120,9 +120,9 @@ int btd_claim_output(struct btd_claim *c, const char *output, bool fresh, bool r
     const char *exists = NULL;
     if (lstat(output, &st) == 0)
         exists = output;
-    else if (lstat(record, &st) == 0 && !failed_run_record(record))
+    else if (fresh && lstat(record, &st) == 0 && !failed_run_record(record))
         exists = record;
-    else if (!c->created && fstat(c->fd, &st) == 0 && st.st_size > 0)
+    else if (fresh && !c->created && fstat(c->fd, &st) == 0 && st.st_size > 0)
         exists = c->part;
     if (exists) {
         btd_error("-o %s: %s exists; add -f to replace it, or name another file", output, exists);

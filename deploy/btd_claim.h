@@ -13,11 +13,11 @@ struct btd_claim {
     char part[4200];
 };
 
-/* Claims OUTPUT. With fresh (run), what the user has is protected: OUT,
- * OUT.part (unless empty) and OUT.json must not exist unless replace (-f),
- * and none of them may be one of the inputs (NULL-terminated), even with
- * -f. Without fresh (fetch), an existing OUT.part is what it resumes.
- * Returns BTD_EXIT_OK, or the exit status after saying why. */
+/* Claims OUTPUT. What the user has is protected: OUT must not exist unless
+ * replace (-f); with fresh (run) neither may OUT.part (unless empty) nor
+ * OUT.json, while without fresh (fetch) an existing OUT.part is what it
+ * resumes. None of them may be one of the inputs (NULL-terminated), even
+ * with -f. Returns BTD_EXIT_OK, or the exit status after saying why. */
 int btd_claim_output(struct btd_claim *c, const char *output, bool fresh, bool replace,
                      const char *const *inputs);
 

@@ -38,7 +38,7 @@ int btd_cmd_check(const struct btd_options *o)
     line("authentication", "ok (%s)", d.conn.auth_method);
     char err[600];
     struct btd_board *b = &d.board;
-    if (btd_board_probe(&d.conn, o->remote_dir, true, b, err, sizeof err) != 0) {
+    if (btd_board_probe(&d.conn, o->remote_dir, NULL, true, b, err, sizeof err) != 0) {
         btd_error("preflight on %s: %s", d.conn.where, err);
         printf("  FAILED at step: %s (exit status %d)\n", btd_exit_step(BTD_EXIT_BOARD),
                BTD_EXIT_BOARD);

@@ -4,6 +4,7 @@
  * trace is verified here. */
 #define _GNU_SOURCE
 #include "btd_claim.h"
+#include "btd_escape.h"
 #include "btd_json.h"
 #include "btd_msg.h"
 #include "btd_ops.h"
@@ -250,7 +251,7 @@ int btd_cmd_fetch(const struct btd_options *o)
         }
         /* OUT.part is resumed, so only one command at a time may write it. */
         struct btd_claim claim;
-        status = btd_claim_output(&claim, out, false, false, NULL);
+        status = btd_claim_output(&claim, out, false, o->force, NULL);
         uint64_t size = 0;
         char sha[65];
         btd_interrupt_step("pull", true);
@@ -263,8 +264,11 @@ int btd_cmd_fetch(const struct btd_options *o)
         if (status == BTD_EXIT_OK) {
             char s[32];
             btd_format_size((double)size, s, sizeof s);
+            /* The remote path, and an OUT named after it, are the board's. */
+            char trace_text[4 * sizeof t.trace], out_text[4 * sizeof t.trace];
             printf("fetched %s:%s -> %s (%s, %" PRIu64 " bytes, SHA-256 %s verified)\n",
-                   d.conn.where, t.trace, out, s, size, sha);
+                   d.conn.where, btd_escape_field(t.trace, trace_text, sizeof trace_text),
+                   btd_escape_field(out, out_text, sizeof out_text), s, size, sha);
             char summary[300];
             name_frames(&t, out, summary, sizeof summary);
             status = write_record(&d, &t, out, size, sha, summary);

@@ -329,11 +329,12 @@ static void detached(const struct btd_deploy *d, const struct btd_session *s, co
     struct btd_buf dir = {0}, out = {0};
     btd_quote_append(&dir, d->board.dir);
     btd_quote_append(&out, output);
-    printf("detached: %s runs on %s in %s (tracing port %d)\n"
-           "  its state:  boardtrace status %s\n"
-           "  its trace:  boardtrace fetch %s -o %s %s   (add --stop to end it first)\n",
-           d->program.name, d->conn.where, d->board.dir, s->port, btd_buf_str(&conn),
-           btd_buf_str(&conn), btd_buf_str(&out), btd_buf_str(&dir));
+    /* The folder's name is the board's: escaped with the rest. */
+    btd_escape_printf("detached: %s runs on %s in %s (tracing port %d)\n"
+                      "  its state:  boardtrace status %s\n"
+                      "  its trace:  boardtrace fetch %s -o %s %s   (add --stop to end it first)\n",
+                      d->program.name, d->conn.where, d->board.dir, s->port, btd_buf_str(&conn),
+                      btd_buf_str(&conn), btd_buf_str(&out), btd_buf_str(&dir));
     btd_buf_free(&conn);
     btd_buf_free(&dir);
     btd_buf_free(&out);

@@ -23,25 +23,29 @@ int btd_cmd_status(const struct btd_options *o)
         return BTD_EXIT_BOARD;
     }
     if (!runs.count) {
-        printf("no runs on %s under %s\n", d.conn.where,
-               o->remote_dir ? o->remote_dir : "${TMPDIR:-/tmp}");
+        btd_escape_printf("no runs on %s under %s\n", d.conn.where,
+                          o->remote_dir ? o->remote_dir : "${TMPDIR:-/tmp}");
     } else {
         /* The folder column as wide as its longest path, so the columns
          * after it stay aligned. */
+        char dir[4 * sizeof runs.runs[0].dir];
         int w = 36;
         for (int i = 0; i < runs.count; i++)
-            if ((int)strlen(runs.runs[i].dir) > w)
-                w = (int)strlen(runs.runs[i].dir);
+            if ((int)strlen(btd_escape_field(runs.runs[i].dir, dir, sizeof dir)) > w)
+                w = (int)strlen(dir);
         printf("%-*s %-9s %-11s %-19s %s\n", w, "RUN FOLDER", "STATE", "TRACE", "STARTED",
                "PROGRAM");
         for (int i = 0; i < runs.count; i++) {
             const struct btd_run_info *r = &runs.runs[i];
-            char size[32] = "-";
+            char size[32] = "-", started[4 * sizeof r->started], program[4 * sizeof r->program];
             if (r->has_trace)
                 btd_format_size((double)r->trace_size, size, sizeof size);
-            btd_escape_printf("%-*s %-9s %-11s %-19s %s\n", w, r->dir, btd_run_state_name(r->state),
-                              size, r->started[0] ? r->started : "-",
-                              r->program[0] ? r->program : "-");
+            /* Each field is the board's: escaped on its own, so a newline in
+             * one cannot start a row of its own. */
+            printf("%-*s %-9s %-11s %-19s %s\n", w, btd_escape_field(r->dir, dir, sizeof dir),
+                   btd_run_state_name(r->state), size,
+                   r->started[0] ? btd_escape_field(r->started, started, sizeof started) : "-",
+                   r->program[0] ? btd_escape_field(r->program, program, sizeof program) : "-");
         }
         printf("\nfetch a run's trace (its folder is removed once the trace is here): "
                "boardtrace fetch --host %s FOLDER\n"

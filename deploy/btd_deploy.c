@@ -203,12 +203,60 @@ int btd_deploy_connect(struct btd_deploy *d)
     return status;
 }
 
+/* The folder's tag: random, so no other run's folder has it. */
+static void make_tag(char *tag, size_t size)
+{
+    unsigned char r[5] = {0};
+    FILE *f = fopen("/dev/urandom", "rb");
+    if (!f || fread(r, 1, sizeof r, f) != sizeof r) {
+        unsigned long long t = (unsigned long long)(btd_now() * 1e9) ^ (unsigned long long)getpid();
+        memcpy(r, &t, sizeof r);
+    }
+    if (f)
+        fclose(f);
+    snprintf(tag, size, "%02x%02x%02x%02x%02x", r[0], r[1], r[2], r[3], r[4]);
+}
+
+/* The preflight failed: its folder goes. When the connection was lost (the
+ * probe's answer, or the removal, never came back), a new connection
+ * removes it, found by its tag even when its name never arrived. */
+static void remove_preflight_folder(struct btd_deploy *d)
+{
+    char err[600];
+    struct btd_board *b = &d->board;
+    bool lost = !d->conn.session || !ssh_is_connected(d->conn.session);
+    if (!lost && b->dir[0] && btd_board_remove_dir(&d->conn, b->dir, err, sizeof err) != 0) {
+        lost = !ssh_is_connected(d->conn.session);
+        if (!lost)
+            btd_warn("%s", err);
+    }
+    b->dir[0] = '\0';
+    if (!lost || btd_interrupted)
+        return;
+    const char *base = d->o->remote_dir ? d->o->remote_dir : "${TMPDIR:-/tmp}";
+    btd_note("the connection to %s was lost during the preflight; connecting again to remove "
+             "the folder it made there (%s/boardtrace.%s*)",
+             d->conn.where, base, d->tag);
+    btd_conn_close(&d->conn);
+    int removed = -1;
+    if (btd_deploy_connect(d) == BTD_EXIT_OK)
+        removed = btd_board_remove_tagged(&d->conn, d->o->remote_dir, d->tag, err, sizeof err);
+    if (removed < 0)
+        btd_warn("could not remove the preflight's folder %s/boardtrace.%s* on %s: it holds "
+                 "nothing (boardtrace status lists it as stopped); remove it there with rm -rf",
+                 base, d->tag, d->conn.where);
+    else if (removed > 0)
+        btd_note("removed the preflight's folder from %s", d->conn.where);
+}
+
 int btd_deploy_prepare(struct btd_deploy *d)
 {
     char err[600];
     struct btd_board *b = &d->board;
-    if (btd_board_probe(&d->conn, d->o->remote_dir, true, b, err, sizeof err) != 0) {
+    make_tag(d->tag, sizeof d->tag);
+    if (btd_board_probe(&d->conn, d->o->remote_dir, d->tag, true, b, err, sizeof err) != 0) {
         btd_error("preflight on %s: %s", d->conn.where, err);
+        remove_preflight_folder(d);
         return BTD_EXIT_BOARD;
     }
     btd_note("board %s: %s, %s", d->conn.where, b->uname_m, b->uname);
@@ -264,9 +312,7 @@ int btd_deploy_prepare(struct btd_deploy *d)
     if (status == BTD_EXIT_OK)
         status = btd_deploy_libc_check(d);
     if (status != BTD_EXIT_OK) {
-        if (b->dir[0] && btd_board_remove_dir(&d->conn, b->dir, err, sizeof err) != 0)
-            btd_warn("%s", err);
-        b->dir[0] = '\0';
+        remove_preflight_folder(d);
         return status;
     }
     d->t_preflight = btd_now();

@@ -125,6 +125,7 @@ static const char fetch_about[] =
     "Fetch:\n"
     "  -o, --output OUT           where the trace goes (default its name on the\n"
     "                             board); resumed from OUT.part\n"
+    "  -f, --force                replace an existing OUT (refused otherwise)\n"
     "  --stop                     stop a run still going on, let its capture finish,\n"
     "                             then fetch it\n"
     "  --recover                  rebuild the trace of the run folder REMOTE from\n"

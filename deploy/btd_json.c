@@ -1,8 +1,12 @@
 /* JSON writer (see btd_json.h). Output is indented two spaces per level so a
  * person can read the record too. */
+#define _GNU_SOURCE
 #include "btd_json.h"
 
+#include "btd_escape.h"
+
 #include <stdio.h>
+#include <string.h>
 
 void btd_json_escape(struct btd_buf *b, const char *s)
 {
@@ -24,11 +28,21 @@ void btd_json_escape(struct btd_buf *b, const char *s)
         case '\t':
             btd_buf_puts(b, "\\t");
             break;
-        default:
-            if (*p < 0x20)
-                btd_buf_printf(b, "\\u%04x", *p);
-            else
-                btd_buf_append(b, p, 1);
+        default: {
+            /* Board text is bytes: what is not well-formed UTF-8 becomes
+             * U+FFFD (the record stays valid JSON) and every control (C0,
+             * DEL, C1, bidirectional overrides) is escaped, so the record
+             * shown on a terminal cannot act on it. */
+            size_t len, left = strnlen((const char *)p, 4);
+            unsigned cp = *p;
+            if (btd_escape_printable(p, left, &len))
+                btd_buf_append(b, p, len);
+            else if (len == 1 && *p >= 0x80)
+                btd_buf_puts(b, "\\ufffd");
+            else if (len == 1 || btd_utf8_sequence(p, left, &cp))
+                btd_buf_printf(b, "\\u%04x", cp);
+            p += len - 1;
+        }
         }
     }
     btd_buf_puts(b, "\"");

@@ -60,6 +60,7 @@ struct btd_deploy {
     char (*python_paths)[4200]; /* the package files uploaded (BTD_PYTHON_FILES) */
     double t_start, t_preflight, t_upload, t_run, t_pull;
     int connect_timeout_s; /* for btd_deploy_connect; 0: 20 s */
+    char tag[11];          /* in the board folder's name: found again after a lost answer */
 };
 
 int btd_cmd_run(const struct btd_options *o);

@@ -1,4 +1,4 @@
-/* The runs boardtrace left on a board: each private folder boardtrace.XXXXXX
+/* The runs boardtrace left on a board: each private folder boardtrace.TAGXXXXXX
  * under the base folder, in the state its supervisor left it (see
  * btd_supervisor.c): running, finished, or stopped (its supervisor ended
  * without finishing, e.g. the board rebooted or it was killed). Shared by

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "btd_ssh.h"
 
+#include "btd_args.h"
 #include "btd_known_hosts.h"
 #include "btd_msg.h"
 #include "btd_probe.h"
@@ -64,10 +65,8 @@ int btd_target_parse(const char *spec, struct btd_target *t, char *err, size_t e
     }
     memcpy(t->host, host, hostlen);
     if (port) {
-        char *end;
-        errno = 0;
-        long p = strtol(port, &end, 10);
-        if (errno || *end || end == port || p < 1 || p > 65535) {
+        long p;
+        if (btd_parse_decimal(port, &p) != 0 || p < 1 || p > 65535) {
             snprintf(err, errlen, "bad port '%s' in '%s' (expected 1..65535)", port, spec);
             return -1;
         }

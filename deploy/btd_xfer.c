@@ -3,6 +3,7 @@
 #define _GNU_SOURCE
 #include "btd_xfer.h"
 
+#include "btd_escape.h"
 #include "btd_interrupt.h"
 #include "btd_msg.h"
 #include "btd_progress.h"
@@ -430,9 +431,10 @@ int btd_pull(struct btd_conn *c, const struct btd_xfer_options *o, const char *r
         return BTD_EXIT_OUTPUT;
     }
     lseek(p.fd, (off_t)p.have, SEEK_SET);
-    char label[96];
+    char label[96], name[96];
     const char *base = strrchr(remote, '/');
-    snprintf(label, sizeof label, "pull %s", base ? base + 1 : remote);
+    snprintf(label, sizeof label, "pull %s",
+             btd_escape_field(base ? base + 1 : remote, name, sizeof name));
     bool sftp = p.have < size && !o->no_sftp && btd_conn_sftp(c);
     btd_progress_start(&p.progress, label, size, p.have);
     if (p.have < size) {

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -253,6 +254,55 @@ static void memory_limit_out_of_range_exits_1(void **state)
     assert_int_equal(access(path, F_OK), -1);
 }
 
+/* Every number is decimal, whole where it counts (a port, a percentage),
+ * finite and in range: "-p nan" once meant port 0, "-s nan" and
+ * "--connect-timeout nan" no limit at all, "-p 80.5" and "-p 0x50" port 80.
+ * Each is a usage error (exit 1) naming the option, before any connection. */
+static void numbers_are_decimal_finite_and_in_range(void **state)
+{
+    (void)state;
+    char path[4200], errpath[4200], err[1024];
+    path_in_tmp(path, sizeof path, "numbers.tracy");
+    path_in_tmp(errpath, sizeof errpath, "numbers.err");
+    static const char *const everywhere[] = {"nan",  "NaN", "inf", "-inf", " 5", "5 ", "+5",   "-1",
+                                             "0x50", "1e2", "",    "5s",   ".5", "5.", "1.2.3"};
+    static const char *const whole_only[] = {"80.5", "50.0"};
+    static const char *const options[] = {"-p", "-m", "-s", "--connect-timeout"};
+    child_stderr = errpath;
+    for (size_t o = 0; o < sizeof options / sizeof *options; o++) {
+        bool whole = o < 2;
+        size_t n = sizeof everywhere / sizeof *everywhere + (whole ? 2 : 0);
+        for (size_t i = 0; i < n; i++) {
+            const char *bad = i < sizeof everywhere / sizeof *everywhere
+                                  ? everywhere[i]
+                                  : whole_only[i - sizeof everywhere / sizeof *everywhere];
+            const char *args[12] = {"-o", path, options[o], bad};
+            int k = 4;
+            if (strcmp(options[o], "-p") != 0) {
+                args[k++] = "-p";
+                args[k++] = "9";
+            }
+            if (strcmp(options[o], "--connect-timeout") != 0) {
+                args[k++] = "--connect-timeout";
+                args[k++] = "1";
+            }
+            struct proc p = start(capture_bin, args);
+            int rc = finish_within(&p, 60);
+            slurp(errpath, err, sizeof err);
+            if (rc != 1)
+                fprintf(stderr, "%s '%s': exit %d: %s\n", options[o], bad, rc, err);
+            assert_int_equal(rc, 1);
+            assert_non_null(strstr(err, options[o]));
+        }
+    }
+    child_stderr = NULL;
+    /* Fractions of a second stay what they are. */
+    const char *args[] = {"-o", path, "-p", "9", "-s", "2.5", "--connect-timeout", "0.5", NULL};
+    struct proc p = start(capture_bin, args);
+    assert_int_equal(finish_within(&p, 60), 6);
+    assert_int_equal(access(path, F_OK), -1);
+}
+
 static void missing_output_option_exits_1(void **state)
 {
     (void)state;
@@ -471,6 +521,8 @@ static void a_client_of_no_known_protocol_is_named_as_such(void **state)
     assert_non_null(strstr(said, "refused every Tracy protocol"));
     assert_non_null(strstr(said, "72 (0.11.2"));
     assert_non_null(strstr(said, "64 (0.10.0)"));
+    /* It names what it offered: 66-tt is offered only when asked for. */
+    assert_null(strstr(said, "66-tt"));
     assert_int_equal(access(path, F_OK), -1);
 }
 
@@ -996,6 +1048,45 @@ static void a_full_spool_folder_keeps_the_journal_and_says_why(void **state)
     assert_true(zones_in(rebuilt, &unended) > 0);
 }
 
+/* An output folder that fills up mid-capture (a 64 KiB tmpfs, root only):
+ * the journal beside the output stops short of the session, and the trace
+ * cannot be written either. The capture says the journal holds only part
+ * and why, never that what was received is in it. */
+static void a_journal_cut_short_is_not_said_to_hold_what_was_received(void **state)
+{
+    (void)state;
+    char dir[4200], path[4300], errfile[4200], err[2048];
+    path_in_tmp(dir, sizeof dir, "small-output");
+    snprintf(path, sizeof path, "%s/cut.tracy", dir);
+    path_in_tmp(errfile, sizeof errfile, "journal-cut.err");
+    assert_int_equal(mkdir(dir, 0700), 0);
+    if (mount("tmpfs", dir, "tmpfs", 0, "size=64k") != 0) {
+        rmdir(dir);
+        skip(); /* mounting needs root */
+    }
+    struct proc r;
+    char port[16];
+    snprintf(port, sizeof port, "%u", start_replay(&r, NULL, NULL));
+    const char *args[] = {"-o", path, "-p", port, "--spool-dir", tmpdir, "--connect-timeout",
+                          "20", NULL};
+    child_stderr = errfile;
+    struct proc cap = start(capture_bin, args);
+    child_stderr = NULL;
+    int status = finish_within(&cap, 60);
+    kill(r.pid, SIGKILL);
+    finish(&r);
+    umount2(dir, MNT_DETACH);
+    rmdir(dir);
+    slurp(errfile, err, sizeof err);
+    if (status != 8)
+        fprintf(stderr, "%s", err);
+    assert_int_equal(status, 8);
+    assert_non_null(strstr(err, "writing the journal"));
+    assert_non_null(strstr(err, "No space left on device"));
+    assert_non_null(strstr(err, "only what was received before"));
+    assert_null(strstr(err, "what was received is in"));
+}
+
 /* --spool-dir naming a folder that is not there ends at once, before any
  * connection, instead of capturing into nowhere. */
 static void a_missing_spool_dir_exits_1_at_once(void **state)
@@ -1315,6 +1406,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(missing_output_option_exits_1),
         cmocka_unit_test(memory_limit_out_of_range_exits_1),
+        cmocka_unit_test(numbers_are_decimal_finite_and_in_range),
         cmocka_unit_test(existing_output_without_f_exits_4),
         cmocka_unit_test(unwritable_output_exits_5),
         cmocka_unit_test(overwrite_keeps_the_old_file_until_the_new_one_is_complete),
@@ -1344,6 +1436,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(capture_never_takes_its_own_connection_for_the_client),
         cmocka_unit_test(a_missing_spool_dir_exits_1_at_once),
         cmocka_unit_test(a_full_spool_folder_keeps_the_journal_and_says_why),
+        cmocka_unit_test(a_journal_cut_short_is_not_said_to_hold_what_was_received),
         cmocka_unit_test(an_earlier_journal_is_never_overwritten),
         cmocka_unit_test(sigint_during_a_stalled_handshake_ends_the_capture),
         cmocka_unit_test(the_time_limit_ends_a_stalled_handshake),

@@ -1,6 +1,7 @@
 /* The capture's event model: zone nesting rules, query budget and order,
  * source-location answers matched in order, and the end-of-capture rule. */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -792,6 +793,31 @@ static void on_demand_connection_adds_a_frame(void **state)
     unlink(path);
 }
 
+/* A context switch spool that cannot be written (its file is /dev/full
+ * here) ends the capture with a message that says why, not just which. */
+static void a_context_switch_spool_that_cannot_be_written_says_why(void **state)
+{
+    (void)state;
+    int full = open("/dev/full", O_WRONLY | O_CLOEXEC);
+    if (full < 0)
+        skip();
+    assert_true(dup2(full, model.ctxswitch.regions.fd) >= 0);
+    close(full);
+    int rc = 0;
+    for (uint32_t i = 0; i < 1000000 && rc >= 0; i++) {
+        /* time, old thread u32 @9, new thread u32 @13, cpu @17, reason
+         * @18, state @19 (23 bytes on the wire): two threads take turns
+         * on CPU 0. */
+        uint8_t b[23] = {BT_EV_CONTEXT_SWITCH};
+        bt_wire_put_u64(b + 1, 1000 + (uint64_t)i * 10);
+        bt_wire_put_u32(b + 9, i ? (i % 2 ? 1 : 2) : 0);
+        bt_wire_put_u32(b + 13, i % 2 ? 2 : 1);
+        rc = feed(b, sizeof b);
+    }
+    assert_true(rc < 0);
+    assert_non_null(strstr(err, "cannot write the context switch spool: No space left on device"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -799,6 +825,8 @@ int main(void)
                                         teardown),
         cmocka_unit_test_setup_teardown(zone_validation_mismatch_is_an_error, setup, teardown),
         cmocka_unit_test_setup_teardown(queries_wait_for_budget, setup, teardown),
+        cmocka_unit_test_setup_teardown(a_context_switch_spool_that_cannot_be_written_says_why,
+                                        setup, teardown),
         cmocka_unit_test_setup_teardown(source_location_answers_match_queries_in_order, setup,
                                         teardown),
         cmocka_unit_test_setup_teardown(capture_completes_after_terminate_with_nothing_pending,

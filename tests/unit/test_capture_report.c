@@ -154,6 +154,9 @@ static void json_strings_escape_and_repair_utf8(void **state)
         {"\xf4\x90\x80\x80", "\"\\ufffd\\ufffd\\ufffd\\ufffd\""}, /* past U+10FFFF */
         {"\xe2\x82", "\"\\ufffd\\ufffd\""},
         {"\x1b[2J\x7f\xc2\x9b", "\"\\u001b[2J\\u007f\\u009b\""}, /* C0, DEL, C1 */
+        {"\xe2\x80\xae"
+         "evil",
+         "\"\\u202eevil\""}, /* a bidirectional override */
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         char *j = json_of(cases[i][0]);
@@ -187,6 +190,28 @@ static void text_for_a_terminal_escapes_control_characters(void **state)
     assert_string_equal(btr_text_safe(in, small, sizeof small), "zone");
 }
 
+/* What is not well-formed UTF-8 is no text: a lone 0x9b (the 8-bit CSI, which
+ * a terminal in a Latin-1 locale or with 8-bit controls acts on), a Latin-1
+ * letter, an overlong form, a cut sequence; bidirectional overrides reorder
+ * what is shown. Each of their bytes becomes \xNN. */
+static void text_for_a_terminal_escapes_bytes_that_are_not_utf8(void **state)
+{
+    (void)state;
+    const char *in = "csi\x9b"
+                     "31m caf\xe9 \xc0\xaf \xe2\x80\xae"
+                     "evil \xe6\x97";
+    const char *want = "csi\\x9b31m caf\\xe9 \\xc0\\xaf \\xe2\\x80\\xaeevil \\xe6\\x97";
+    char *out = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&out, &len);
+    btr_text_put(mem, in);
+    fclose(mem);
+    assert_string_equal(out, want);
+    free(out);
+    char buf[128];
+    assert_string_equal(btr_text_safe(in, buf, sizeof buf), want);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -200,6 +225,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(chrome_export_has_a_complete_event_per_zone),
         cmocka_unit_test(json_strings_escape_and_repair_utf8),
         cmocka_unit_test(text_for_a_terminal_escapes_control_characters),
+        cmocka_unit_test(text_for_a_terminal_escapes_bytes_that_are_not_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

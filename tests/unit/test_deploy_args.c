@@ -2,6 +2,7 @@
  * own arguments begin, and the usage errors (exit status 2) for the rest. */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -74,6 +75,54 @@ static void usage_errors_exit_with_status_2(void **state)
         assert_int_equal(parse(&o, all[i]), BTD_EXIT_USAGE);
         btd_args_free(&o);
     }
+}
+
+/* Every number of every command is decimal digits only, whole, in range:
+ * what strtol or strtod would take besides (a sign, spaces, hexadecimal, a
+ * fraction, an exponent, nan, inf, a value past a long) is a usage error,
+ * never a number it happens to read as. */
+static void numbers_are_whole_decimal_and_in_range_for_every_command(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *cmd, *opt, *good;
+    } options[] = {
+        {"run", "-s", "5"},
+        {"run", "--seconds", "5"},
+        {"run", "--ready-timeout", "30"},
+        {"run", "--stall-timeout", "60"},
+        {"run", "--capture-memory", "50"},
+        {"run", "--reconnect", "3"},
+        {"live", "-L", "8086"},
+        {"live", "--local-port", "0"},
+        {"live", "--ready-timeout", "30"},
+        {"live", "--stall-timeout", "60"},
+        {"fetch", "--stall-timeout", "60"},
+        {"status", "--stall-timeout", "60"},
+        {"check", "--stall-timeout", "60"},
+    };
+    static const char *const bad[] = {
+        "nan",  "inf",  "-inf", " 5", "5 ", "+5",       "-0",
+        "0x10", "80.5", "1e1",  "",   "5s", "\xd9\xa5", "99999999999999999999999"};
+    for (size_t i = 0; i < sizeof options / sizeof *options; i++) {
+        bool program = strcmp(options[i].cmd, "run") == 0 || strcmp(options[i].cmd, "live") == 0;
+        const char *argv[] = {"boardtrace",    options[i].cmd,       "--host", "b", options[i].opt,
+                              options[i].good, program ? "p" : NULL, NULL};
+        struct btd_options o;
+        assert_int_equal(parse(&o, argv), 0);
+        btd_args_free(&o);
+        for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
+            argv[5] = bad[k];
+            int rc = parse(&o, argv);
+            if (rc != BTD_EXIT_USAGE)
+                fprintf(stderr, "%s %s '%s' was taken\n", options[i].cmd, options[i].opt, bad[k]);
+            assert_int_equal(rc, BTD_EXIT_USAGE);
+            btd_args_free(&o);
+        }
+    }
+    long v;
+    assert_int_equal(btd_parse_decimal("0080", &v), 0);
+    assert_int_equal(v, 80);
 }
 
 static void fetch_takes_an_optional_remote_path(void **state)
@@ -184,6 +233,7 @@ int main(void)
         cmocka_unit_test(run_takes_options_then_program_then_its_arguments),
         cmocka_unit_test(the_host_comes_from_the_environment_when_not_given),
         cmocka_unit_test(usage_errors_exit_with_status_2),
+        cmocka_unit_test(numbers_are_whole_decimal_and_in_range_for_every_command),
         cmocka_unit_test(fetch_takes_an_optional_remote_path),
         cmocka_unit_test(help_lists_every_option_and_exit_status),
         cmocka_unit_test(each_command_has_its_own_help),

@@ -3,6 +3,7 @@
  * the capture's "Key: value" statistics and the JSON record's strings. */
 #define _GNU_SOURCE
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 
 #include "btd_board.h"
 #include "btd_elf.h"
+#include "btd_escape.h"
 #include "btd_json.h"
 #include "btd_session.h"
 #include "btd_sha256.h"
@@ -261,6 +263,71 @@ static void capture_summaries_read_both_capture_formats(void **state)
     assert_string_equal(sum.capture_time, "3.4 s");
 }
 
+/* What the board says reaches the terminal only as printable text: C0, DEL,
+ * C1 controls (raw, as the 8-bit CSI 0x9b, or in UTF-8), bytes that are not
+ * well-formed UTF-8 and bidirectional overrides become \xNN; letters of
+ * any script stay as they are. */
+static char *escaped(const char *s, bool keep_newlines)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    btd_escape_write(f, s, strlen(s), keep_newlines);
+    fclose(f);
+    return text;
+}
+
+static void board_text_shows_every_byte_that_is_not_printable_text_as_hex(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *in, *out;
+    } cases[] = {
+        {"plain /tmp/boardtrace.x", "plain /tmp/boardtrace.x"},
+        {"\x1b[2J\x1b]0;owned\x07", "\\x1b[2J\\x1b]0;owned\\x07"},
+        {"csi \x9b"
+         "31m",
+         "csi \\x9b31m"},
+        {"c1 \xc2\x9b"
+         "31m",
+         "c1 \\xc2\\x9b31m"},
+        {"del \x7f tab\t", "del \\x7f tab\\x09"},
+        {"caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x94\xa5", "caf\xc3\xa9 \xe6\x97\xa5 \xf0\x9f\x94\xa5"},
+        {"latin1 caf\xe9!", "latin1 caf\\xe9!"},
+        {"overlong \xc0\xaf", "overlong \\xc0\\xaf"},
+        {"surrogate \xed\xa0\x80", "surrogate \\xed\\xa0\\x80"},
+        {"cut \xe6\x97", "cut \\xe6\\x97"},
+        {"bidi \xe2\x80\xae"
+         "evil",
+         "bidi \\xe2\\x80\\xaeevil"},
+        {"line\nnext", "line\\x0anext"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *text = escaped(cases[i].in, false);
+        assert_string_equal(text, cases[i].out);
+        free(text);
+        char field[256];
+        assert_string_equal(btd_escape_field(cases[i].in, field, sizeof field), cases[i].out);
+    }
+    char *text = escaped("line\nnext\x9b", true);
+    assert_string_equal(text, "line\nnext\\x9b");
+    free(text);
+    /* A field cut to its buffer is cut at a whole escape. */
+    char small[7];
+    assert_string_equal(btd_escape_field("ab\x1b[2J", small, sizeof small), "ab\\x1b");
+}
+
+static void json_strings_keep_only_well_formed_utf8_and_escape_c1(void **state)
+{
+    (void)state;
+    struct btd_buf b = {0};
+    btd_json_escape(&b, "\x9b"
+                        "1 \xc2\x9b"
+                        "2 caf\xc3\xa9 \xe2\x80\xae \xff");
+    assert_string_equal(btd_buf_str(&b), "\"\\ufffd1 \\u009b2 caf\xc3\xa9 \\u202e \\ufffd\"");
+    btd_buf_free(&b);
+}
+
 static void json_strings_escape_quotes_controls_and_newlines(void **state)
 {
     (void)state;
@@ -291,6 +358,8 @@ int main(void)
         cmocka_unit_test(capture_statistics_take_the_last_value_after_carriage_returns),
         cmocka_unit_test(capture_summaries_read_both_capture_formats),
         cmocka_unit_test(json_strings_escape_quotes_controls_and_newlines),
+        cmocka_unit_test(board_text_shows_every_byte_that_is_not_printable_text_as_hex),
+        cmocka_unit_test(json_strings_keep_only_well_formed_utf8_and_escape_c1),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,6 +130,13 @@ static void bad_targets_are_refused_with_a_reason(void **state)
     assert_non_null(strstr(err, "bad port"));
     assert_int_equal(btd_target_parse("host:99999", &t, err, sizeof err), -1);
     assert_int_equal(btd_target_parse("host:22x", &t, err, sizeof err), -1);
+    /* PORT is decimal digits only: what strtol would also take is refused. */
+    static const char *const ports[] = {"host:+22", "host: 22", "host:0x16", "host:22.5",
+                                        "host:-0",  "host:",    "host:2e1",  "host:nan"};
+    for (size_t i = 0; i < sizeof ports / sizeof *ports; i++) {
+        assert_int_equal(btd_target_parse(ports[i], &t, err, sizeof err), -1);
+        assert_non_null(strstr(err, "bad port"));
+    }
     assert_int_equal(btd_target_parse("@host", &t, err, sizeof err), -1);
     assert_int_equal(btd_target_parse("user@", &t, err, sizeof err), -1);
     assert_non_null(strstr(err, "no host"));

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -123,12 +124,24 @@ static void usage(FILE *to)
             BT_VERSION_STRING);
 }
 
-static int parse_number(const char *s, double lo, double hi, double *out)
+/* A number on the command line: decimal digits, with one fraction
+ * ("2.5") where fraction allows it, the whole string, from lo to hi.
+ * strtod alone would also take "nan" (which no range check refuses),
+ * "inf", hexadecimal ("0x50" is 80), exponents, signs and leading spaces;
+ * a port of "80.5" would be port 80. */
+static int parse_number(const char *s, bool fraction, double lo, double hi, double *out)
 {
-    char *end;
+    static const char digits[] = "0123456789";
+    size_t n = strspn(s, digits);
+    if (n && fraction && s[n] == '.') {
+        size_t f = strspn(s + n + 1, digits);
+        n = f ? n + 1 + f : 0;
+    }
+    if (!n || s[n])
+        return -1;
     errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || v < lo || v > hi)
+    double v = strtod(s, NULL);
+    if (errno || !isfinite(v) || v < lo || v > hi)
         return -1;
     *out = v;
     return 0;
@@ -291,6 +304,34 @@ static int write_trace(struct btc_model *m, const char *output, uint32_t version
     return rc;
 }
 
+/* After the trace could not be written: where what was received is, as far
+ * as it is anywhere. The journal may be complete, cut short by a write
+ * that failed, or gone (--no-journal, or removed meanwhile). */
+static void say_what_was_kept(const char *journal, const struct btc_journal *j, const char *output)
+{
+    struct stat st;
+    if (!journal) {
+        fprintf(stderr, "boardtrace-capture: what was received is lost: there was no journal "
+                        "(--no-journal)\n");
+    } else if (lstat(journal, &st) != 0) {
+        fprintf(stderr,
+                "boardtrace-capture: what was received is lost: the journal %s is gone "
+                "(%s)\n",
+                journal, strerror(errno));
+    } else if (j->failed) {
+        fprintf(stderr,
+                "boardtrace-capture: only what was received before writing the journal failed "
+                "is in %s; once the problem is fixed, boardtrace-capture --recover %s -o %s "
+                "rebuilds that part\n",
+                journal, journal, output);
+    } else {
+        fprintf(stderr,
+                "boardtrace-capture: what was received is in %s; once the problem is fixed: "
+                "boardtrace-capture --recover %s -o %s\n",
+                journal, journal, output);
+    }
+}
+
 /* --recover: rebuilds the trace from the journal a capture left behind. */
 static int recover_journal(const char *journal, const char *output, const char *spool_dir,
                            uint32_t version)
@@ -370,29 +411,35 @@ int main(int argc, char **argv)
         } else if (!strcmp(a, "--recover")) {
             recover = val;
         } else if (!strcmp(a, "-p")) {
-            if (parse_number(val, 1, 65535, &port) < 0) {
-                fprintf(stderr, "boardtrace-capture: -p %s: expected a port number 1..65535\n",
+            if (parse_number(val, false, 1, 65535, &port) < 0) {
+                fprintf(stderr,
+                        "boardtrace-capture: -p %s: expected a port number 1..65535 (decimal "
+                        "digits)\n",
                         val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "-s")) {
-            if (parse_number(val, 0, 1e9, &seconds) < 0) {
-                fprintf(stderr, "boardtrace-capture: -s %s: expected seconds (a number >= 0)\n",
+            if (parse_number(val, true, 0, 1e9, &seconds) < 0) {
+                fprintf(stderr,
+                        "boardtrace-capture: -s %s: expected seconds, a decimal number such as "
+                        "10 or 2.5 (0: no limit)\n",
                         val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "-m")) {
-            if (parse_number(val, 1, 999, &mem_pct) < 0) {
+            if (parse_number(val, false, 1, 999, &mem_pct) < 0) {
                 fprintf(stderr,
-                        "boardtrace-capture: -m %s: expected a percentage of physical memory "
-                        "1..999\n",
+                        "boardtrace-capture: -m %s: expected a percentage of physical memory, "
+                        "a whole number 1..999\n",
                         val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "--connect-timeout")) {
-            if (parse_number(val, 0, 1e9, &connect_timeout) < 0) {
+            if (parse_number(val, true, 0, 1e9, &connect_timeout) < 0) {
                 fprintf(stderr,
-                        "boardtrace-capture: --connect-timeout %s: expected seconds (>= 0)\n", val);
+                        "boardtrace-capture: --connect-timeout %s: expected seconds, a decimal "
+                        "number such as 20 or 0.5 (0: no limit)\n",
+                        val);
                 return EXIT_USAGE_OR_MISMATCH;
             }
         } else if (!strcmp(a, "--protocol")) {
@@ -540,8 +587,10 @@ int main(int argc, char **argv)
     if (cap.end == BTC_END_STREAM_ERROR || (cap.end == BTC_END_DISCONNECTED && cap.err[0]))
         fprintf(stderr, "boardtrace-capture: %s\n", cap.err);
     if (cap.journal.failed)
-        fprintf(stderr, "boardtrace-capture: writing the journal %s failed; it was stopped\n",
-                journal);
+        fprintf(stderr,
+                "boardtrace-capture: writing the journal %s failed (%s); it was stopped, and "
+                "holds only what came before\n",
+                journal, strerror(cap.journal.error));
     report_unsolicited(&cap.model);
     if (cap.model.callstacks.frames_unresolved)
         fprintf(stderr,
@@ -558,11 +607,7 @@ int main(int argc, char **argv)
         version = btc_file_version_for_protocol(cap.proto->number);
     int wrc = write_trace(&cap.model, output, version, &bytes);
     if (wrc < 0) {
-        if (use_journal)
-            fprintf(stderr,
-                    "boardtrace-capture: what was received is in %s; once the problem is "
-                    "fixed: boardtrace-capture --recover %s -o %s\n",
-                    journal, journal, output);
+        say_what_was_kept(use_journal ? journal : NULL, &cap.journal, output);
         btc_capture_free(&cap);
         return EXIT_WRITE_FAILED;
     }

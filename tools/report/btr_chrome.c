@@ -30,52 +30,30 @@ struct chrome {
     char err[300]; /* why a memory event could not be kept */
 };
 
-/* Length of the well-formed UTF-8 sequence at p (1-4), 0 if it is not one. */
-static int utf8_length(const unsigned char *p)
-{
-    unsigned char c = p[0];
-    if (c < 0x80)
-        return 1;
-    int n = c >= 0xC2 && c <= 0xDF   ? 2
-            : c >= 0xE0 && c <= 0xEF ? 3
-            : c >= 0xF0 && c <= 0xF4 ? 4
-                                     : 0;
-    if (!n)
-        return 0;
-    /* The second byte's range excludes overlong forms, surrogates and
-     * code points past U+10FFFF. */
-    unsigned char lo = c == 0xE0 ? 0xA0 : c == 0xF0 ? 0x90 : 0x80;
-    unsigned char hi = c == 0xED ? 0x9F : c == 0xF4 ? 0x8F : 0xBF;
-    if (p[1] < lo || p[1] > hi)
-        return 0;
-    for (int i = 2; i < n; i++)
-        if ((p[i] & 0xC0) != 0x80)
-            return 0;
-    return n;
-}
-
 /* Names and texts come from the traced program as bytes: a byte that is not
  * part of well-formed UTF-8 becomes U+FFFD, so the file stays valid JSON;
- * every control character (C0, DEL, C1) is escaped, so the JSON printed on
- * a terminal cannot act on it. */
+ * every control character (C0, DEL, C1, bidirectional overrides) is
+ * escaped, so the JSON printed on a terminal cannot act on it. */
 void btr_json_string(FILE *out, const char *s)
 {
     fputc('"', out);
     for (const unsigned char *p = (const unsigned char *)s; *p;) {
-        int n = utf8_length(p);
+        uint32_t cp;
+        size_t left = 1;
+        while (left < 4 && p[left])
+            left++;
+        size_t n = btr_utf8_decode(p, left, &cp);
         if (n == 0) {
             fputs("\\ufffd", out);
             p++;
         } else if (*p == '"' || *p == '\\') {
             fprintf(out, "\\%c", *p++);
-        } else if (*p < 0x20 || *p == 0x7f) {
-            fprintf(out, "\\u%04x", *p++);
-        } else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f) {
-            /* C1 controls: JSON allows them raw, a terminal would act on them. */
-            fprintf(out, "\\u%04x", p[1]);
-            p += 2;
+        } else if (!btr_text_printable(cp)) {
+            /* JSON allows C1 controls raw, a terminal would act on them. */
+            fprintf(out, "\\u%04x", (unsigned)cp);
+            p += n;
         } else {
-            fwrite(p, 1, (size_t)n, out);
+            fwrite(p, 1, n, out);
             p += n;
         }
     }

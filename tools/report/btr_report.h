@@ -144,9 +144,19 @@ int btr_signposts_print(const char *path, FILE *out, char *err, size_t errlen);
  * bytes that are not well-formed UTF-8 replaced by U+FFFD. */
 void btr_json_string(FILE *out, const char *s);
 
-/* Text for a terminal: s with control characters (C0, DEL, C1) written as
- * \xNN (btr_text.c). btr_text_safe returns s when it has none, else its
- * escaped copy in buf, cut at size - 1 bytes. */
+/* Length of the character at p (n bytes left) as well-formed UTF-8 (1 to 4
+ * bytes: no overlong form, surrogate or code point past U+10FFFF), its code
+ * point in *cp; 0 for a byte that is not part of such a sequence. */
+size_t btr_utf8_decode(const unsigned char *p, size_t n, uint32_t *cp);
+/* Whether cp prints as text: not a C0 or C1 control, DEL, or a
+ * bidirectional override or isolate (U+202A..U+202E, U+2066..U+2069). */
+int btr_text_printable(uint32_t cp);
+
+/* Text for a terminal: s with what is not printable text written as \xNN
+ * byte by byte: controls (C0, DEL, C1, bidirectional overrides) and bytes
+ * that are not part of well-formed UTF-8, such as a lone 0x9b, the 8-bit CSI
+ * (btr_text.c). btr_text_safe returns s when it has none, else its escaped
+ * copy in buf, cut at size - 1 bytes. */
 void btr_text_put(FILE *out, const char *s);
 void btr_text_write(FILE *out, const char *s, size_t len);
 const char *btr_text_safe(const char *s, char *buf, size_t size);

@@ -36,7 +36,8 @@ void btr_print_crash(const struct btc_trace *t, FILE *out)
     if (!t->crash_thread)
         return;
     const char *text = t->crash_text >= 0 ? btc_trace_string(t, t->crash_text) : NULL;
-    fprintf(out, "\nCrash: thread %" PRIu64 " at %.6f s: %s%s\n", t->crash_thread,
-            (double)t->crash_time / 1e9, text ? text : "(no text)",
-            t->crash_callstack ? "" : " (no callstack)");
+    fprintf(out, "\nCrash: thread %" PRIu64 " at %.6f s: ", t->crash_thread,
+            (double)t->crash_time / 1e9);
+    btr_text_put(out, text ? text : "(no text)"); /* the program's own words */
+    fprintf(out, "%s\n", t->crash_callstack ? "" : " (no callstack)");
 }

@@ -66,14 +66,17 @@ static void usage(FILE *to)
         BT_VERSION_STRING);
 }
 
-/* --max-memory's value: a whole number of bytes with an optional K, M or G
- * (powers of 1024); 0 when it is none. */
+/* --max-memory's value: a whole number of bytes in decimal digits with an
+ * optional K, M or G (powers of 1024); 0 when it is none (strtoull alone
+ * would also take leading spaces, a sign, and wrap "-1" around). */
 static uint64_t parse_size(const char *v)
 {
+    if (!strspn(v, "0123456789"))
+        return 0;
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
-    if (errno || end == v || v[0] == '-')
+    if (errno)
         return 0;
     unsigned shift = 0;
     if (*end == 'K' || *end == 'k')

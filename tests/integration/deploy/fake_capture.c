@@ -9,7 +9,9 @@
  * first line ends in "disk-full" is kept in FILE.journal instead, with
  * boardtrace-capture's exit status 8 and message for a file it could not
  * write; --recover JOURNAL -o FILE [-f] then makes FILE of it, as
- * boardtrace-capture does. */
+ * boardtrace-capture does. Named with "hostile", it ends with
+ * boardtrace-capture's closing line carrying terminal escapes where a
+ * client's words (its Tracy release) or a path would be. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <signal.h>
@@ -173,6 +175,16 @@ int main(int argc, char **argv)
                 "boardtrace-capture --recover %s -o %s\n",
                 out, journal, journal, out);
         return 8;
+    }
+    if (strstr(argv[0], "hostile")) {
+        printf("%s: complete\x1b[2J\x9b"
+               "31m, %lld events, 3 zones, 2 frames, span 0.50 s, "
+               "captured in 1.25 s, received 1 KiB, wrote 1 KiB, memory 1 MiB, client Tracy "
+               "protocol 72 (\x1b]0;owned\x07\xc2\x9b"
+               "2J)\n",
+               out, events > 0 ? events - 1 : 0);
+        fflush(stdout);
+        return 0;
     }
     printf("\rreceiving... %lld bytes\n", bytes);
     printf("Events: %lld\n", events > 0 ? events - 1 : 0);

@@ -58,7 +58,7 @@ again:;
     struct pollfd fds[2] = {{.fd = client, .events = POLLIN}, {.fd = up, .events = POLLIN}};
     char buf[16384];
     while (p->passed < p->limit && !p->cut_now && (!p->up_limit || p->up_passed < p->up_limit)) {
-        int ready = poll(fds, 2, 100);
+        int ready = poll(fds, 2, 5); /* a cut asked for comes within 5 ms */
         if (ready < 0)
             break;
         if (ready == 0)
@@ -86,6 +86,7 @@ again:;
     if (p->reaccept) {
         p->limit = 1LL << 40;
         p->up_limit = 0;
+        p->cut_now = 0;
         p->reaccept = false;
         goto again;
     }
@@ -369,6 +370,56 @@ static void a_connection_cut_mid_upload_leaves_no_folder_on_the_board(void **sta
     pthread_join(thread, NULL);
 }
 
+/* The connection is cut during the preflight, once the probe has made the
+ * run's folder on the board and before its answer (with the folder's name)
+ * is back: run connects again, finds the folder by the tag in its name and
+ * removes it. Twice, so no cut leaves a folder behind. */
+static void a_connection_cut_during_the_preflight_leaves_no_folder_on_the_board(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600], kh[600], target[128], log[600];
+    snprintf(remote_dir, sizeof remote_dir, "%s/cut-preflight", work);
+    snprintf(out, sizeof out, "%s/cut-preflight.tracy", work);
+    snprintf(log, sizeof log, "%s/cut-preflight.log", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    for (int cut = 0; cut < 2; cut++) {
+        struct proxy p = {.limit = 1LL << 40, .reaccept = true};
+        pthread_t thread;
+        start_proxy(&p, &thread, kh, sizeof kh, target, sizeof target);
+        const char *argv[] = {boardtrace,      "run",        "--host",
+                              target,          "-i",         board.key,
+                              "--known-hosts", kh,           "--remote-dir",
+                              remote_dir,      "--no-strip", "--capture",
+                              capture,         "-o",         out,
+                              program,         NULL};
+        pid_t pid = spawn_logged((char *const *)argv, log);
+        /* The folder is there as soon as mktemp made it: the probe goes on
+         * (df, the exec test, ...) for many processes more. */
+        bool made = false;
+        for (int i = 0; i < 600000 && !made; i++) {
+            made = count_run_dirs(remote_dir) > 0;
+            if (!made)
+                usleep(100);
+        }
+        assert_true(made);
+        p.cut_now = 1;
+        int st = 0;
+        waitpid(pid, &st, 0);
+        char *text = read_file(log, NULL);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 7 || count_run_dirs(remote_dir) != 0)
+            fprintf(stderr, "%s\n", text);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 7);
+        assert_non_null(strstr(text, "preflight on"));
+        assert_non_null(strstr(text, "removed the preflight's folder"));
+        free(text);
+        assert_int_equal(count_run_dirs(remote_dir), 0);
+        shutdown(p.listen_fd, SHUT_RDWR);
+        close(p.listen_fd);
+        pthread_join(thread, NULL);
+    }
+}
+
 /* Processes whose working folder is dir (the board's side of a run: its
  * supervisor, program and capture). */
 static int processes_in(const char *dir)
@@ -490,6 +541,109 @@ static void fetch_without_a_path_takes_the_newest_run(void **state)
     result_free(&r);
 }
 
+/* Whether text holds a byte a terminal would act on: C0 but newlines,
+ * DEL, or any byte of 0x80..0x9f (C1 raw, or inside UTF-8: none of the text
+ * these tests expect has non-ASCII letters). */
+static bool has_terminal_controls(const char *text)
+{
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++)
+        if ((*p < 0x20 && *p != '\n') || (*p >= 0x7f && *p <= 0x9f))
+            return true;
+    return false;
+}
+
+/* A finished run's folder in remote_dir named name, holding a small trace
+ * and program.name saying program. */
+static void leave_finished_run(const char *remote_dir, const char *name, const char *program_name,
+                               char *dir, size_t dirlen)
+{
+    char path[1300];
+    snprintf(dir, dirlen, "%s/%s", remote_dir, name);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof path, "%s/trace.tracy", dir);
+    assert_int_equal(write_file(path, "a trace\n", 8), 0);
+    snprintf(path, sizeof path, "%s/finished", dir);
+    assert_int_equal(write_file(path, "", 0), 0);
+    snprintf(path, sizeof path, "%s/program.name", dir);
+    assert_int_equal(write_file(path, program_name, strlen(program_name)), 0);
+}
+
+/* Names a hostile board chose to drive the terminal: a clear screen, a
+ * window title and the 8-bit CSI 0x9b, in a run folder's name and in its
+ * program's. status and fetch show them as \xNN, on stdout and stderr
+ * alike. (Busybox's ls shows such a folder as '?'s, so status lists only
+ * the program's name here; the folder is fetched by its name.) */
+static void a_hostile_folder_name_reaches_the_terminal_escaped(void **state)
+{
+    (void)state;
+    char remote_dir[600], dir[1200], path[1300], cwd[700];
+    snprintf(remote_dir, sizeof remote_dir, "%s/hostile", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    leave_finished_run(remote_dir, "boardtrace.plain",
+                       "prog\x9b"
+                       "2J\x1b]0;owned\x07\n",
+                       dir, sizeof dir);
+    snprintf(cwd, sizeof cwd, "%s/hostile-here", work);
+    assert_int_equal(mkdir(cwd, 0700), 0);
+
+    const char *status[] = {
+        boardtrace,      "status",          "--host",       board.target, "-i", board.key,
+        "--known-hosts", board.known_hosts, "--remote-dir", remote_dir,   NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)status, cwd, 60, &r), 0);
+    assert_status(&r, 0);
+    if (has_terminal_controls(r.out) || !strstr(r.out, " prog\\x9b2J\\x1b]0;owned\\x07\n"))
+        result_print(&r);
+    assert_false(has_terminal_controls(r.out));
+    assert_non_null(strstr(r.out, " prog\\x9b2J\\x1b]0;owned\\x07\n"));
+    result_free(&r);
+
+    leave_finished_run(remote_dir,
+                       "boardtrace.\x1b[2J\x1b]0;owned\x07\x9b"
+                       "1m",
+                       "prog\n", dir, sizeof dir);
+    const char *fetch[] = {boardtrace, "fetch",         "--host",          board.target, "-i",
+                           board.key,  "--known-hosts", board.known_hosts, dir,          NULL};
+    assert_int_equal(run_command((char *const *)fetch, cwd, 60, &r), 0);
+    assert_status(&r, 0);
+    if (has_terminal_controls(r.out) || has_terminal_controls(r.err))
+        result_print(&r);
+    assert_false(has_terminal_controls(r.out));
+    assert_false(has_terminal_controls(r.err));
+    assert_non_null(strstr(r.out, "boardtrace.\\x1b[2J\\x1b]0;owned\\x07\\x9b1m/trace.tracy"));
+    result_free(&r);
+    snprintf(path, sizeof path, "%s/trace.tracy", cwd);
+    assert_int_equal(file_size(path), 8);
+}
+
+/* fetch -o FILE treats FILE as run does: an existing one is the user's and
+ * is refused (exit 2, nothing fetched, FILE as it was) unless -f. */
+static void fetch_refuses_an_existing_output_without_force(void **state)
+{
+    (void)state;
+    char remote[1300], local[600];
+    char *data;
+    leave_trace_on_board(remote, sizeof remote, &data);
+    snprintf(local, sizeof local, "%s/kept.tracy", work);
+    assert_int_equal(write_file(local, "mine", 4), 0);
+    const char *argv[] = {
+        boardtrace,        "fetch", "--host", board.target, "-i", board.key, "--known-hosts",
+        board.known_hosts, "-o",    local,    remote,       NULL, NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 2);
+    assert_said(&r, "-f");
+    assert_int_equal(file_size(local), 4);
+    result_free(&r);
+    argv[10] = "-f";
+    argv[11] = remote;
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_int_equal(file_size(local), TRACE_SIZE);
+    free(data);
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 6) {
@@ -506,8 +660,11 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_stalled_pull_gives_up_after_the_stall_timeout),
         cmocka_unit_test(a_run_cut_off_mid_way_leaves_a_trace_fetch_gets),
         cmocka_unit_test(fetch_without_a_path_takes_the_newest_run),
+        cmocka_unit_test(a_hostile_folder_name_reaches_the_terminal_escaped),
+        cmocka_unit_test(fetch_refuses_an_existing_output_without_force),
         cmocka_unit_test(a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover),
         cmocka_unit_test(a_connection_cut_mid_upload_leaves_no_folder_on_the_board),
+        cmocka_unit_test(a_connection_cut_during_the_preflight_leaves_no_folder_on_the_board),
         cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
     };
     return cmocka_run_group_tests(tests, deploy_group_setup, deploy_group_teardown);

@@ -681,6 +681,49 @@ static void a_second_run_with_the_same_output_is_refused_while_the_first_runs(vo
     assert_int_equal(file_size(part), 0);
 }
 
+/* The capture's closing line is the board's text: the summary's "capture"
+ * and "Tracy" fields copied from it show its escapes as \xNN, and the
+ * record keeps them as JSON escapes, not as raw control bytes. */
+static void the_summary_shows_the_captures_words_escaped(void **state)
+{
+    (void)state;
+    char hostile[600], out[600], record[640];
+    snprintf(hostile, sizeof hostile, "%s/hostile-capture", work);
+    snprintf(out, sizeof out, "%s/hostile.tracy", work);
+    snprintf(record, sizeof record, "%s.json", out);
+    size_t len;
+    char *bin = read_file(capture, &len);
+    assert_non_null(bin);
+    assert_int_equal(write_file(hostile, bin, len), 0);
+    free(bin);
+    assert_int_equal(chmod(hostile, 0755), 0);
+    const char *argv[16] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    const char *rest[] = {"--capture", hostile, "-o", out, program, NULL};
+    for (int i = 0; rest[i]; i++)
+        argv[8 + i] = rest[i];
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 0);
+    const char *summary = strstr(r.out, "boardtrace run summary");
+    assert_non_null(summary);
+    bool raw = false;
+    for (const unsigned char *p = (const unsigned char *)summary; *p; p++)
+        raw |= (*p < 0x20 && *p != '\n') || (*p >= 0x7f && *p <= 0x9f);
+    if (raw)
+        result_print(&r);
+    assert_false(raw);
+    assert_non_null(strstr(summary, "  capture   complete\\x1b[2J\\x9b31m in 1.25 s\n"));
+    assert_non_null(
+        strstr(summary, "  Tracy     protocol 72 (\\x1b]0;owned\\x07\\xc2\\x9b2J), as the"));
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    assert_null(strchr(json, '\x1b'));
+    assert_null(strchr(json, '\x9b'));
+    free(json);
+    result_free(&r);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 7) {
@@ -696,6 +739,7 @@ int main(int argc, char **argv)
     capture = argv[6];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(run_pulls_the_trace_verified_with_a_record),
+        cmocka_unit_test(the_summary_shows_the_captures_words_escaped),
         cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
         cmocka_unit_test(run_names_a_program_that_exits_before_tracing),

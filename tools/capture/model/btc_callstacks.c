@@ -101,7 +101,7 @@ static int file_frame(struct btc_callstacks *c, char *err, size_t errlen)
 {
     uint64_t addr = bt_wire_get_u64(c->staging_rec), index;
     if (btc_texts_append(&c->frames, c->staging_rec, (uint32_t)c->staging_len, &index) < 0) {
-        snprintf(err, errlen, "cannot write the callstack frame spool");
+        btcm_spool_failed(err, errlen, "callstack frame");
         return BTC_ERR_IO;
     }
     c->frames_resolved++;

@@ -191,7 +191,7 @@ int btc_code_event(struct btc_model *m, const struct btc_event *ev, char *err, s
     if (rc == BTC_ERR_NOMEM)
         return btcm_nomem(err, errlen);
     if (rc < 0) {
-        snprintf(err, errlen, "cannot write the code spool");
+        btcm_spool_failed(err, errlen, "code");
         return BTC_ERR_IO;
     }
     return BTC_OK;

@@ -257,7 +257,7 @@ int btc_ctxswitch_event(struct btc_model *m, const struct btc_event *ev, char *e
     if (rc == BTC_ERR_PROTOCOL)
         return btcm_fail(ev, err, errlen, "more than 65535 threads on the CPUs");
     if (rc < 0) {
-        snprintf(err, errlen, "cannot write the context switch spool");
+        btcm_spool_failed(err, errlen, "context switch");
         return BTC_ERR_IO;
     }
     btcm_see_time(m, ev->time);

@@ -41,7 +41,7 @@ int btc_frame_images_event(struct btc_model *m, const struct btc_event *ev, char
         uint64_t idx;
         if (ev->data_len > UINT32_MAX ||
             btc_texts_append(&f->data, ev->data, (uint32_t)ev->data_len, &idx) < 0) {
-            snprintf(err, errlen, "cannot write the frame image spool");
+            btcm_spool_failed(err, errlen, "frame image");
             return BTC_ERR_IO;
         }
         f->pending = (int64_t)idx;

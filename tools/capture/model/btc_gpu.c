@@ -207,7 +207,7 @@ static int zone_begin(struct btc_model *m, const struct btc_event *ev, char *err
                                    .ctx = (uint8_t)g->by_wire[c->wire_id]};
     uint64_t idx;
     if (btc_spool_append(&g->zones, &rec, &idx) < 0) {
-        snprintf(err, errlen, "cannot write the GPU zone spool");
+        btcm_spool_failed(err, errlen, "GPU zone");
         return BTC_ERR_IO;
     }
     uint64_t *cnt = btc_map_get(&g->srcloc_cnt, (uint16_t)srcloc);
@@ -271,7 +271,7 @@ static int zone_end(struct btc_model *m, const struct btc_event *ev, char *err, 
     if (btc_map_put(&g->queries, (uint64_t)c->wire_id << 16 | query, o->rec) < 0)
         return btcm_nomem(err, errlen);
     if (close_zone(g, o, ev->time) < 0) {
-        snprintf(err, errlen, "cannot write the GPU zone spool");
+        btcm_spool_failed(err, errlen, "GPU zone");
         return BTC_ERR_IO;
     }
     tl->stack.len--;
@@ -320,7 +320,7 @@ static int gpu_time(struct btc_model *m, const struct btc_event *ev, char *err, 
     size_t off = start ? offsetof(struct btc_gpu_zone_rec, gpu_start)
                        : offsetof(struct btc_gpu_zone_rec, gpu_end);
     if (btc_spool_patch(&g->zones, r, off, &t, sizeof t) < 0) {
-        snprintf(err, errlen, "cannot write the GPU zone spool");
+        btcm_spool_failed(err, errlen, "GPU zone");
         return BTC_ERR_IO;
     }
     if (start) {

@@ -28,7 +28,7 @@ int btc_hw_samples_event(struct btc_model *m, const struct btc_event *ev, char *
                            .time = ev->ticks == 0 ? 0 : ev->time,
                            .kind = (uint8_t)(ev->type - BT_EV_HW_SAMPLE_CPU_CYCLE)};
     if (btc_spool_append(&m->hw_samples.spool, &r, NULL) < 0) {
-        snprintf(err, errlen, "cannot write the hardware sample spool");
+        btcm_spool_failed(err, errlen, "hardware sample");
         return BTC_ERR_IO;
     }
     m->hw_samples.count[r.kind]++;

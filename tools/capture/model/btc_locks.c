@@ -65,7 +65,7 @@ int btc_lock_event(struct btc_model *m, const struct btc_event *ev, char *err, s
                 continue;
             if (btc_spool_patch(&m->lock_events, l->markable[k] - 1,
                                 offsetof(struct btc_lock_rec, srcloc), &sl, sizeof sl) < 0) {
-                snprintf(err, errlen, "cannot write the lock spool");
+                btcm_spool_failed(err, errlen, "lock");
                 return BTC_ERR_IO;
             }
             break;

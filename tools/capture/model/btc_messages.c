@@ -47,7 +47,7 @@ int btc_message_event(struct btc_model *m, const struct btc_event *ev, char *err
         r.meta = ev->p[colored ? 12 : 9];
         uint64_t k;
         if (btc_texts_append(&m->texts, ev->str1, (uint32_t)ev->str1_len, &k) < 0) {
-            snprintf(err, errlen, "cannot write the text spool");
+            btcm_spool_failed(err, errlen, "text");
             return BTC_ERR_IO;
         }
         r.text = k | BTC_MSG_TEXT_IS_SPOOLED;
@@ -68,7 +68,7 @@ int btc_message_event(struct btc_model *m, const struct btc_event *ev, char *err
     m->last_msg_time = r.time;
     btcm_see_time(m, ev->time);
     if (btc_spool_append(&m->msgs, &r, NULL) < 0) {
-        snprintf(err, errlen, "cannot write the message spool");
+        btcm_spool_failed(err, errlen, "message");
         return BTC_ERR_IO;
     }
     return BTC_OK;

@@ -450,3 +450,11 @@ int btcm_nomem(char *err, size_t errlen)
 {
     return nomem(err, errlen);
 }
+
+int btcm_spool_failed(char *err, size_t errlen, const char *what)
+{
+    int e = errno;
+    snprintf(err, errlen, "cannot write the %s spool: %s", what,
+             e ? strerror(e) : "a write failed");
+    return BTC_ERR_IO;
+}

@@ -18,6 +18,9 @@ int btcm_fail(const struct btc_event *ev, char *err, size_t errlen, const char *
     __attribute__((format(printf, 4, 5)));
 /* Sets err to the out-of-memory message; returns BTC_ERR_NOMEM. */
 int btcm_nomem(char *err, size_t errlen);
+/* Sets err to "cannot write the WHAT spool: " and why (errno, as the spool
+ * left it); returns BTC_ERR_IO. */
+int btcm_spool_failed(char *err, size_t errlen, const char *what);
 /* Static source location id for a wire key (queried on first sight);
  * BTC_ERR_PROTOCOL when there are too many. */
 int btcm_static_srcloc(struct btc_model *m, uint64_t key, int16_t *id);

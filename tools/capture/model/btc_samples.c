@@ -41,7 +41,7 @@ int btc_samples_event(struct btc_model *m, const struct btc_event *ev, char *err
     struct btc_sample_rec r = {
         .time = time, .thread = (uint32_t)ti, .callstack = callstack, .ctx_switch = ctx_switch};
     if (btc_spool_append(&m->samples.spool, &r, NULL) < 0) {
-        snprintf(err, errlen, "cannot write the sample spool");
+        btcm_spool_failed(err, errlen, "sample");
         return BTC_ERR_IO;
     }
     m->callstacks.last = 0;

@@ -68,7 +68,7 @@ int btc_sections_event(struct btc_model *m, const struct btc_event *ev, char *er
         int64_t end = ev->time;
         if (btc_spool_patch(&s->spool, *rec, offsetof(struct btc_section_rec, end), &end,
                             sizeof end) < 0) {
-            snprintf(err, errlen, "cannot write the section spool");
+            btcm_spool_failed(err, errlen, "section");
             return BTC_ERR_IO;
         }
         btc_map_remove(&s->open, id);
@@ -90,7 +90,7 @@ int btc_sections_event(struct btc_model *m, const struct btc_event *ev, char *er
     }
     uint64_t idx;
     if (btc_spool_append(&s->spool, &r, &idx) < 0) {
-        snprintf(err, errlen, "cannot write the section spool");
+        btcm_spool_failed(err, errlen, "section");
         return BTC_ERR_IO;
     }
     c->count++;

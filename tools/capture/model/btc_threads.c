@@ -92,7 +92,7 @@ int btc_threads_fiber(struct btc_model *m, const struct btc_event *ev, char *err
     if (btc_ctxswitch_fiber(m, btcm_thread_at(m, ti)->tid,
                             was >= 0 ? btcm_thread_at(m, was)->tid : 0,
                             enter ? btcm_thread_at(m, fi)->tid : 0, ev->time) < 0) {
-        snprintf(err, errlen, "cannot write the context switch spool");
+        btcm_spool_failed(err, errlen, "context switch");
         return BTC_ERR_IO;
     }
     btcm_thread_at(m, ti)->fiber = fi;

@@ -354,8 +354,12 @@ static int connect_client(struct btc_capture *c, const struct btc_capture_opts *
 static int connect_and_handshake(struct btc_capture *c, const struct btc_capture_opts *o)
 {
     size_t count = o->protocol ? 1 : BT_PROTO_UPSTREAM_COUNT;
+    char offered[320] = ""; /* what the client refused, for the message */
     for (size_t i = 0; i < count; i++) {
         const struct bt_proto *p = o->protocol ? o->protocol : bt_proto_get(bt_proto_numbers[i]);
+        size_t used = strlen(offered);
+        snprintf(offered + used, sizeof offered - used, "%s%s (%s)", i ? "; " : "", p->name,
+                 p->releases);
         int rc = connect_client(c, o);
         if (rc < 0)
             return rc;
@@ -371,9 +375,9 @@ static int connect_and_handshake(struct btc_capture *c, const struct btc_capture
                  o->protocol->name, o->protocol->releases, bt_proto_supported());
     else
         snprintf(c->err, sizeof c->err,
-                 "the client refused every Tracy protocol boardtrace speaks (%s): it was built "
+                 "the client refused every Tracy protocol offered, in turn: %s; it was built "
                  "with a Tracy outside 0.10 ... 0.14.0",
-                 bt_proto_supported());
+                 offered);
     return BTC_ERR_HANDSHAKE;
 }
 

@@ -29,6 +29,7 @@ int btc_journal_open(struct btc_journal *j, const char *path, const struct bt_pr
                      const uint8_t *welcome, size_t welcome_len, char *err, size_t errlen)
 {
     j->failed = 0;
+    j->error = 0;
     /* Exclusive: a journal already there is another session's. */
     j->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (j->fd < 0) {
@@ -57,8 +58,10 @@ void btc_journal_frames(struct btc_journal *j, const uint8_t *frames, size_t len
         return;
     /* One write for the frames of one receive, before any is decoded: what
      * reached the kernel survives our death. */
-    if (write_all(j->fd, frames, len) < 0)
+    if (write_all(j->fd, frames, len) < 0) {
         j->failed = 1;
+        j->error = errno ? errno : EIO;
+    }
 }
 
 void btc_journal_close(struct btc_journal *j)

@@ -23,6 +23,7 @@
 struct btc_journal {
     int fd;
     int failed; /* a write failed: journaling stopped, the capture goes on */
+    int error;  /* the errno of that write */
 };
 
 /* Creates (truncates) the journal and writes the magic and the welcome bytes
