@@ -92,8 +92,9 @@ static const char usage_text[] =
     "                             trace) once it uses more than PERCENT of the\n"
     "                             board's memory (its -m; default 50; 0: no limit)\n"
     "  --file-version V           run: the .tracy version the capture writes, for the\n"
-    "                             GUI that opens it (0.10.0 ... 0.14.0; default: the\n"
-    "                             program's Tracy release's)\n"
+    "                             GUI that opens it (0.10.0 ... 0.14.0; default:\n"
+    "                             $BOARDTRACE_FILE_VERSION, else the program's Tracy\n"
+    "                             release's)\n"
     "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
     "                             0 picks a free one)\n"
     "  --sysroot DIR              a dynamically linked PROGRAM's libraries and loader\n"
@@ -209,6 +210,17 @@ static int parse_int(const char *what, const char *s, long low, long high, int *
     }
     *out = (int)v;
     return 0;
+}
+
+/* A release: digits and dots (boardtrace-capture names the versions it
+ * writes if this is not one). WHAT is where it came from. */
+static bool file_version_valid(const char *what, const char *v)
+{
+    if (!v[0] || strlen(v) > 16 || strspn(v, "0123456789.") != strlen(v)) {
+        btd_error("%s %s: expected a Tracy release such as 0.11.2 or 0.10.0", what, v);
+        return false;
+    }
+    return true;
 }
 
 /* Options that make sense for a command; others are refused by name. */
@@ -424,14 +436,8 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
                 return BTD_EXIT_USAGE;
             break;
         case OPT_FILE_VERSION:
-            /* a release: digits and dots (boardtrace-capture names the
-             * versions it writes if this is not one) */
-            if (!optarg[0] || strlen(optarg) > 16 ||
-                strspn(optarg, "0123456789.") != strlen(optarg)) {
-                btd_error("--file-version %s: expected a Tracy release such as 0.11.2 or 0.10.0",
-                          optarg);
+            if (!file_version_valid("--file-version", optarg))
                 return BTD_EXIT_USAGE;
-            }
             o->file_version = optarg;
             break;
         case OPT_CAPTURE_MEMORY:
@@ -477,6 +483,13 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             printf("boardtrace %s\n", BT_VERSION_STRING);
             return 1;
         }
+    }
+    /* The user's GUI release, set once, when the command line names none. */
+    const char *env_version = getenv("BOARDTRACE_FILE_VERSION");
+    if (!o->file_version && o->command == BTD_CMD_RUN && env_version && env_version[0]) {
+        if (!file_version_valid("BOARDTRACE_FILE_VERSION", env_version))
+            return BTD_EXIT_USAGE;
+        o->file_version = env_version;
     }
     if (!o->host)
         o->host = getenv("BOARDTRACE_HOST");

@@ -55,6 +55,29 @@ static void the_host_comes_from_the_environment_when_not_given(void **state)
     btd_args_free(&o);
 }
 
+static void the_file_version_comes_from_the_environment_unless_given(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    setenv("BOARDTRACE_FILE_VERSION", "0.11.2", 1);
+    const char *plain[] = {"boardtrace", "run", "--host", "b", "prog", NULL};
+    assert_int_equal(parse(&o, plain), 0);
+    assert_string_equal(o.file_version, "0.11.2");
+    btd_args_free(&o);
+    const char *given[] = {"boardtrace",     "run",    "--host", "b",
+                           "--file-version", "0.10.0", "prog",   NULL};
+    assert_int_equal(parse(&o, given), 0);
+    assert_string_equal(o.file_version, "0.10.0");
+    btd_args_free(&o);
+    setenv("BOARDTRACE_FILE_VERSION", "latest", 1);
+    assert_int_equal(parse(&o, plain), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+    unsetenv("BOARDTRACE_FILE_VERSION");
+    assert_int_equal(parse(&o, plain), 0);
+    assert_null(o.file_version);
+    btd_args_free(&o);
+}
+
 static void usage_errors_exit_with_status_2(void **state)
 {
     (void)state;
@@ -183,6 +206,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(run_takes_options_then_program_then_its_arguments),
         cmocka_unit_test(the_host_comes_from_the_environment_when_not_given),
+        cmocka_unit_test(the_file_version_comes_from_the_environment_unless_given),
         cmocka_unit_test(usage_errors_exit_with_status_2),
         cmocka_unit_test(fetch_takes_an_optional_remote_path),
         cmocka_unit_test(help_lists_every_option_and_exit_status),
