@@ -138,8 +138,14 @@ static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
  * PYTHONPATH (a failure shows as the program's import error). */
 static void python_layout(struct btd_buf *cmd, const struct btd_supervisor *s)
 {
-    btd_buf_puts(cmd, "mkdir -p " BTD_PYTHON_DIR "/boardtrace " BTD_PYTHON_DIR
-                      "/tracy_client && ln -sf \"$D\"/");
+    /* Each package's folder, from its files' paths. */
+    btd_buf_puts(cmd, "mkdir -p");
+    for (int i = 0; i < BTD_PYTHON_FILES; i++) {
+        const char *slash = strrchr(btd_python_files[i], '/');
+        btd_buf_printf(cmd, " " BTD_PYTHON_DIR "/%.*s",
+                       slash ? (int)(slash - btd_python_files[i]) : 0, btd_python_files[i]);
+    }
+    btd_buf_puts(cmd, " && ln -sf \"$D\"/");
     btd_quote_append(cmd, s->program);
     btd_buf_puts(cmd, " " BTD_PYTHON_DIR "/boardtrace/");
     btd_quote_append(cmd, s->program);

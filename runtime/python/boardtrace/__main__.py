@@ -1,4 +1,4 @@
-"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy [-z lz4|zstd]] (SCRIPT | -m MODULE) [ARGS...]
+"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy [-f] [-z lz4|zstd]] (SCRIPT | -m MODULE) [ARGS...]
 
 Runs a Python program with boardtrace's runtime, every Python call (and
 call into a C function) a Tracy zone, every thread named.
@@ -9,6 +9,7 @@ call into a C function) a Tracy zone, every thread named.
                   Tracy GUI or capture on TRACY_PORT (default 8086), as any
                   traced program does, and waits for one at exit
                   (TRACY_NO_EXIT=1 is set).
+  -f              replace -o's file if it exists (never the script or module)
   -z lz4|zstd     how -o's file is compressed: zstd (the default, as
                   upstream's tracy-capture writes) or LZ4 (upstream's "fast"
                   files: written about twice as fast once the program ends,
@@ -50,7 +51,7 @@ def usage(code, text=None):
 
 def parse(argv):
     opts = {"partial": False, "lines": False, "system": False, "output": None, "module": None,
-            "compression": "zstd"}
+            "compression": "zstd", "force": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -62,6 +63,8 @@ def parse(argv):
             opts["lines"] = True
         elif a == "-s":
             opts["system"] = True
+        elif a == "-f":
+            opts["force"] = True
         elif a == "-o":
             if i + 1 == len(argv):
                 usage(2, "-o needs a file name")
@@ -96,7 +99,26 @@ def checked(opts):
     if opts.pop("z_given", False) and not opts["output"]:
         usage(2, "-z says how -o's file is compressed: without -o the GUI or capture that "
               "connects writes the file")
+    if opts["force"] and not opts["output"]:
+        usage(2, "-f lets -o replace its file: without -o there is none")
     return opts
+
+
+def check_output(output, force, inputs):
+    """-o's file, refused before the program runs: a folder, an existing
+    file without -f, or one of the program's own files even with -f."""
+    if os.path.isdir(output):
+        refuse(f"-o {output} is a folder: name the trace file to write")
+    for given in inputs:
+        if given and os.path.exists(output) and os.path.samefile(output, given):
+            refuse(f"-o {output} is the program's own file {given}: name another")
+    if os.path.lexists(output) and not force:
+        refuse(f"-o {output} exists: give -f to replace it")
+
+
+def refuse(text):
+    print(f"boardtrace: {text}", file=sys.stderr)
+    sys.exit(2)
 
 
 def find_capture():
@@ -139,11 +161,11 @@ def capture_port():
     return capture, port
 
 
-def start_capture(capture, port, output, compression):
+def start_capture(capture, port, output, compression, force):
     # Its own process group: a Ctrl-C meant for the program does not stop
     # the capture before the program's last events arrive.
     return subprocess.Popen(
-        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f",
+        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), *(["-f"] if force else []),
          "--connect-timeout", "60", "--compression", compression],
         stdout=subprocess.DEVNULL,
         start_new_session=True,
@@ -164,8 +186,8 @@ def watch_capture(capture, run):
     run["ended"].release()
 
 
-def main():
-    opts, args = parse(sys.argv[1:])
+def main(argv=None):
+    opts, args = parse(sys.argv[1:] if argv is None else argv)
     if opts["module"]:
         import importlib.util
 
@@ -176,9 +198,14 @@ def main():
         if not found:
             print(f"boardtrace: no module named {opts['module']}", file=sys.stderr)
             sys.exit(2)
+        inputs = [found.origin] if found.has_location else []
     elif not os.path.isfile(args[0]):
         print(f"boardtrace: {args[0]}: no such file", file=sys.stderr)
         sys.exit(2)
+    else:
+        inputs = [args[0]]
+    if opts["output"]:
+        check_output(opts["output"], opts["force"], inputs)
     where = capture_port() if opts["output"] else None
     if not where:
         os.environ.setdefault("TRACY_NO_EXIT", "1")
@@ -188,10 +215,12 @@ def main():
     import boardtrace
     from boardtrace import _boardtrace
 
+    boardtrace._lines = opts["lines"]
+
     # The runtime starts (and listens) here, before the capture does: its
     # first connection is taken, not refused and retried 100 ms later.
     _boardtrace.thread_name("MainThread")
-    capture = start_capture(*where, opts["output"], opts["compression"]) if where else None
+    capture = start_capture(*where, opts["output"], opts["compression"], opts["force"]) if where else None
     # The program starts now, not once the capture is connected (and the
     # runtime has measured its timer's rate, some 15 ms): what it emits
     # meanwhile waits in the runtime's buffers, for a capture that is coming.
@@ -229,13 +258,17 @@ def main():
         boardtrace.disable()
     run["status"] = status
     run["finishing"] = True
-    sys.stdout.flush()
+    # A program may have closed its stdout (json.tool does): then there is
+    # nothing left to flush.
+    if sys.stdout is not None and not sys.stdout.closed:
+        sys.stdout.flush()
     # Everything the program emitted reaches the capture, which then writes
     # the file; only then is the trace complete.
     _boardtrace._finish()
     if capture:
         with run["ended"]:
-            print(f"boardtrace: trace written to {opts['output']}", file=sys.stderr)
+            if sys.stderr is not None and not sys.stderr.closed:
+                print(f"boardtrace: trace written to {opts['output']}", file=sys.stderr)
     sys.exit(status)
 
 

@@ -168,7 +168,7 @@ class WholeProgram(unittest.TestCase):
         script = write("program.py", PROGRAM)
         for args, kind in (((), 1), (("-z", "lz4"), 0), (("-z", "zstd"), 1)):
             trace = os.path.join(WORK, f"compressed-{kind}.tracy")
-            r = run("-o", trace, *args, script)
+            r = run("-o", trace, "-f", *args, script)
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(trace, "rb") as f:
                 self.assertEqual(f.read(5), b"tr\xfdP" + bytes([kind]), args)
@@ -526,6 +526,193 @@ class TracyClient(unittest.TestCase):
         self.assertEqual([p["args"]["value"] for p in points], [1, 2.5, 3])
         s = subprocess.run([REPORT, "stats", trace], check=True, capture_output=True, text=True)
         self.assertEqual(s.returncode, 0)
+
+
+def run_tracy(*args, env=None, python=None, cwd=WORK):
+    """python -m tracy ARGS, as tt-metal's guide runs it."""
+    return subprocess.run(
+        [python or sys.executable, "-m", "tracy", *args],
+        env=dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE, **(env or {})),
+        cwd=cwd, capture_output=True, text=True, timeout=300)
+
+
+def signpost_rows(trace):
+    return subprocess.run([REPORT, "signposts", trace], check=True, capture_output=True,
+                          text=True).stdout.splitlines()[1:]
+
+
+def python_with_pytest():
+    """An interpreter that has pytest and loads this extension: this one, or
+    Debian's python3 of the same 3.X (the same extension ABI)."""
+    for python in (sys.executable, "/usr/bin/python3"):
+        probe = subprocess.run(
+            [python, "-c", "import sys, pytest; print('%d.%d' % sys.version_info[:2])"],
+            capture_output=True, text=True)
+        if probe.returncode == 0 and probe.stdout.strip() == "%d.%d" % sys.version_info[:2]:
+            return python
+    return None
+
+
+TT_METAL_SCRIPT = textwrap.dedent(
+    """
+    import sys
+    from tracy import signpost
+    from tracy import Profiler
+
+    def warmup():
+        return sum(range(10))
+
+    def run_model(n):
+        return [warmup() for _ in range(n)]
+
+    def outside():
+        pass
+
+    signpost("start")
+    outside()
+    profiler = Profiler()
+    profiler.enable()
+    run_model(3)
+    profiler.disable()
+    outside()
+    signpost(header="model", message="ran 3 times")
+    print("model done", sys.argv[1:])
+    """
+)
+
+
+class TtMetal(unittest.TestCase):
+    def test_python_m_tracy_writes_tt_metals_file_with_the_signposts(self):
+        script = write("tt_model.py", TT_METAL_SCRIPT)
+        folder = os.path.join(WORK, "tt-out")
+        r = run_tracy("-o", folder, script, "--batch", "2")
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, "model done ['--batch', '2']\n")
+        trace = os.path.join(folder, "tracy_profile_log_host.tracy")
+        rows = signpost_rows(trace)
+        self.assertEqual([row.split(",")[1:3] for row in rows],
+                         [["start", ""], ["model", "ran 3 times"]])
+        z = zones(trace)
+        self.assertEqual(z[("MainThread", "run_model")], 1)
+        # Without -p the whole program is profiled until the Profiler's
+        # disable(), as tt-metal's Profiler.disable() stops it.
+        self.assertEqual(z[("MainThread", "outside")], 1)
+        # tt-metal replaces its file at each run.
+        r = run_tracy("-o", folder, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+
+    def test_p_profiles_only_between_the_profilers_enable_and_disable(self):
+        script = write("tt_model.py", TT_METAL_SCRIPT)
+        folder = os.path.join(WORK, "tt-partial")
+        r = run_tracy("-p", "-o", folder, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        z = zones(os.path.join(folder, "tracy_profile_log_host.tracy"))
+        self.assertEqual(z[("MainThread", "run_model")], 1)
+        self.assertEqual(z[("MainThread", "warmup")], 3)
+        self.assertEqual(z[("MainThread", "outside")], 0)
+
+    def test_p_l_profiles_the_lines_of_the_enabled_part(self):
+        script = write("tt_lines.py", textwrap.dedent(
+            """
+            from tracy import Profiler
+
+            def loop():
+                total = 0
+                for i in range(3):
+                    total += i
+                return total
+
+            loop()
+            p = Profiler()
+            p.enable()
+            loop()
+            p.disable()
+            """))
+        folder = os.path.join(WORK, "tt-lines")
+        r = run_tracy("-p", "-l", "-o", folder, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        s = stats(os.path.join(folder, "tracy_profile_log_host.tracy"))
+        self.assertEqual(s[("loop", 4)], 1)  # the enabled call only
+        self.assertEqual(s[("loop", 6)], 4)  # the for line: 3 turns and the end
+
+    def test_m_pytest_runs_a_test_module_under_the_profiler(self):
+        python = python_with_pytest()
+        if not python:
+            self.skipTest("no pytest for this Python (apt-get install python3-pytest)")
+        folder = os.path.join(WORK, "tt-pytest")
+        tests = os.path.join(WORK, "pytests")
+        os.makedirs(tests, exist_ok=True)
+        with open(os.path.join(tests, "test_small.py"), "w") as f:
+            f.write("from tracy import Profiler, signpost\n\n"
+                    "def square(x):\n    return x * x\n\n"
+                    "def test_square():\n    signpost('in the test')\n"
+                    "    p = Profiler()\n    p.enable()\n    assert square(3) == 9\n"
+                    "    p.disable()\n")
+        # The guide's line: -p -l -m pytest (options end at the module).
+        r = run_tracy("-p", "-l", "-o", folder, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                      "test_small.py", python=python, cwd=tests)
+        self.assertEqual(r.returncode, 0, r.stdout + r.stderr)
+        self.assertIn("1 passed", r.stdout)
+        trace = os.path.join(folder, "tracy_profile_log_host.tracy")
+        s = stats(trace)
+        self.assertEqual(s[("square", 3)], 1)  # the call
+        self.assertEqual(s[("square", 4)], 1)  # -l: its line
+        self.assertEqual([row.split(",")[1] for row in signpost_rows(trace)], ["in the test"])
+
+    def test_tt_metals_own_tracy_package_is_not_shadowed(self):
+        # Theirs after ours on sys.path (ours on PYTHONPATH, theirs in
+        # site-packages, say) and before it: either way theirs is imported
+        # and theirs runs `python -m tracy`.
+        theirs = os.path.join(WORK, "tt-metal-site")
+        os.makedirs(os.path.join(theirs, "tracy"), exist_ok=True)
+        with open(os.path.join(theirs, "tracy", "__init__.py"), "w") as f:
+            f.write("WHOSE = 'tt-metal'\n")
+        with open(os.path.join(theirs, "tracy", "__main__.py"), "w") as f:
+            f.write("import sys, tracy\nprint('tt-metal main', tracy.WHOSE, sys.argv[1:])\n")
+        for path in (PYPATH + ":" + theirs, theirs + ":" + PYPATH):
+            env = dict(os.environ, PYTHONPATH=path)
+            r = subprocess.run([sys.executable, "-c", "import tracy; print(tracy.WHOSE)"],
+                               env=env, cwd=WORK, capture_output=True, text=True, timeout=60)
+            self.assertEqual((r.returncode, r.stdout), (0, "tt-metal\n"), r.stderr)
+            r = subprocess.run([sys.executable, "-m", "tracy", "-p", "x.py"],
+                               env=env, cwd=WORK, capture_output=True, text=True, timeout=60)
+            self.assertEqual(r.stdout, "tt-metal main tt-metal ['-p', 'x.py']\n", r.stderr)
+        # Without theirs, ours.
+        r = subprocess.run([sys.executable, "-c", "import tracy; print(tracy.Profiler.__module__)"],
+                           env=dict(os.environ, PYTHONPATH=PYPATH), cwd=WORK,
+                           capture_output=True, text=True, timeout=60)
+        self.assertEqual(r.stdout, "tracy\n", r.stderr)
+
+
+class ProgramsOwnStreams(unittest.TestCase):
+    def test_a_program_that_closes_stdout_exits_as_it_would_plainly(self):
+        # json.tool closes its output when done; 853 KB of JSON.
+        data = write("big.json", json.dumps([{"key": i, "text": "x" * 40} for i in range(14000)]))
+        self.assertGreater(os.path.getsize(data), 800_000)
+        plain = subprocess.run([sys.executable, "-m", "json.tool", data], capture_output=True,
+                               text=True, timeout=300)
+        r = run("-o", os.path.join(WORK, "json-tool.tracy"), "-m", "json.tool", data)
+        self.assertEqual(r.returncode, plain.returncode, r.stderr)
+        self.assertEqual(r.stdout, plain.stdout)
+
+
+class FileVersion(unittest.TestCase):
+    def test_the_capture_takes_its_file_version_from_the_environment(self):
+        # A release no GUI has: the capture refuses it, naming the variable
+        # (the valid ones are written: test_capture_cli).
+        script = write("fv.py", "print('hi')\n")
+        env = dict(os.environ, PYTHONPATH=PYPATH, BOARDTRACE_CAPTURE=CAPTURE,
+                   BOARDTRACE_FILE_VERSION="9.9.9")
+        r = subprocess.run([sys.executable, "-m", "boardtrace", "-o",
+                            os.path.join(WORK, "fv.tracy"), script],
+                           env=env, cwd=WORK, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 10, r.stderr)
+        self.assertIn("BOARDTRACE_FILE_VERSION=9.9.9: expected one of", r.stderr)
+        env["BOARDTRACE_FILE_VERSION"] = "0.11.2"
+        r = subprocess.run([sys.executable, "-m", "boardtrace", "-o",
+                            os.path.join(WORK, "fv.tracy"), script],
+                           env=env, cwd=WORK, capture_output=True, text=True, timeout=300)
+        self.assertEqual(r.returncode, 0, r.stderr)
 
 
 if __name__ == "__main__":
