@@ -71,6 +71,12 @@ static const char usage_text[] =
     "                             board (relative: to the run's folder, the default)\n"
     "  --python                   run: PROGRAM is a Python script: the board's python3\n"
     "                             runs it under python3 -m boardtrace\n"
+    "  -p, -l, -m MODULE          run --python: python3 -m boardtrace's (and python -m\n"
+    "                             tracy's) own, given before PROGRAM: profile only\n"
+    "                             between Profiler().enable() and .disable(); a zone\n"
+    "                             per line too; run MODULE (uploaded with --upload\n"
+    "                             or the board's own) instead of a script, every\n"
+    "                             argument after it being its own\n"
     "  --python-path DIR          run --python: the board build's Python folder\n"
     "                             (default: this build's cross/ARCH/runtime/python)\n"
     "  --remote-dir DIR           folder on the board for the private temporary\n"
@@ -239,6 +245,9 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_NO_STRIP:
     case OPT_PYTHON:
     case OPT_PYTHON_PATH:
+    case 'p':
+    case 'l':
+    case 'm':
         return c == BTD_CMD_RUN;
     case OPT_STOP:
     case OPT_RECOVER:
@@ -318,7 +327,8 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     opterr = 0;
     int opt;
     /* '+': options stop at PROGRAM, whose own arguments are never ours. */
-    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:fs:L:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:fs:L:hplm:", long_options, NULL)) !=
+           -1) {
         if (opt == '?' || opt == ':') {
             const char *bad = sub_argv[optind - 1];
             btd_error(opt == ':' ? "%s %s: option needs a value"
@@ -399,6 +409,19 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             break;
         case OPT_PYTHON:
             o->python = true;
+            break;
+        case 'p':
+            o->python_partial = true;
+            break;
+        case 'l':
+            o->python_lines = true;
+            break;
+        case 'm':
+            if (!optarg[0]) {
+                btd_error("run -m: expected a Python module's name");
+                return BTD_EXIT_USAGE;
+            }
+            o->python_module = optarg;
             break;
         case OPT_PYTHON_PATH:
             if (!optarg[0]) {
@@ -483,6 +506,10 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             printf("boardtrace %s\n", BT_VERSION_STRING);
             return 1;
         }
+        /* -m MODULE ends the options, as python's does: the rest is the
+         * module's. */
+        if (o->python_module)
+            break;
     }
     /* The user's GUI release, set once, when the command line names none. */
     const char *env_version = getenv("BOARDTRACE_FILE_VERSION");
@@ -502,6 +529,17 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     switch (o->command) {
     case BTD_CMD_RUN:
     case BTD_CMD_LIVE:
+        if ((o->python_partial || o->python_lines || o->python_module) && !o->python) {
+            btd_error("run: -p, -l and -m are for a Python program: add --python");
+            return BTD_EXIT_USAGE;
+        }
+        if (o->python_module) {
+            /* No script: what follows -m MODULE is all the module's. */
+            o->program = o->python_module;
+            o->args = restv;
+            o->arg_count = rest;
+            break;
+        }
         if (rest < 1) {
             btd_error("%s: no PROGRAM given (usage: boardtrace %s [OPTIONS] PROGRAM [-- ARGS...])",
                       cmd, cmd);

@@ -42,6 +42,10 @@ struct btd_supervisor {
      * the folder on PYTHONPATH. NULL: the program runs itself. */
     const char *python;
     const char *python_script;
+    /* run --python's -p and -l for python3 -m boardtrace, and -m's module
+     * (then no script: python_script NULL). */
+    bool python_partial, python_lines;
+    const char *python_module;
 };
 
 /* run --python (btd_python.c): the package files under the Python folder,

@@ -234,8 +234,18 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         /* The board's own python3, the script by its full path. */
         btd_buf_puts(cmd, " ");
         btd_quote_append(cmd, s->python);
-        btd_buf_puts(cmd, " -m boardtrace \"$D\"/");
-        btd_quote_append(cmd, s->python_script);
+        btd_buf_puts(cmd, " -m boardtrace");
+        if (s->python_partial)
+            btd_buf_puts(cmd, " -p");
+        if (s->python_lines)
+            btd_buf_puts(cmd, " -l");
+        if (s->python_module) {
+            btd_buf_puts(cmd, " -m ");
+            btd_quote_append(cmd, s->python_module);
+        } else {
+            btd_buf_puts(cmd, " \"$D\"/");
+            btd_quote_append(cmd, s->python_script);
+        }
     } else if (s->loader) {
         /* The board's own loader and libraries are not used: ours runs the
          * program by its full path, so it still knows its own file. */

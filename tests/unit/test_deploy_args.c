@@ -78,6 +78,45 @@ static void the_file_version_comes_from_the_environment_unless_given(void **stat
     btd_args_free(&o);
 }
 
+/* python3 -m boardtrace's -p, -l and -m MODULE come before the script or
+ * module; what follows it is the program's, flags included. */
+static void run_python_takes_p_l_and_m_before_the_script(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    const char *script[] = {"boardtrace", "run",    "--host", "b",  "--python", "-p",
+                            "-l",         "app.py", "-l",     "-m", "x",        NULL};
+    assert_int_equal(parse(&o, script), 0);
+    assert_true(o.python_partial && o.python_lines);
+    assert_null(o.python_module);
+    assert_string_equal(o.program, "app.py");
+    assert_int_equal(o.arg_count, 3);
+    assert_string_equal(o.args[0], "-l");
+    assert_string_equal(o.args[1], "-m");
+    btd_args_free(&o);
+    const char *module[] = {"boardtrace", "run",    "--host", "b",  "--python", "-pl",
+                            "-m",         "pytest", "-q",     "-p", "x",        NULL};
+    assert_int_equal(parse(&o, module), 0);
+    assert_true(o.python_partial && o.python_lines);
+    assert_string_equal(o.python_module, "pytest");
+    assert_int_equal(o.arg_count, 3);
+    assert_string_equal(o.args[0], "-q");
+    assert_string_equal(o.args[2], "x");
+    btd_args_free(&o);
+    const char *bare[] = {"boardtrace", "run", "--host", "b", "--python", "-m", "pytest", NULL};
+    assert_int_equal(parse(&o, bare), 0);
+    assert_string_equal(o.python_module, "pytest");
+    assert_int_equal(o.arg_count, 0);
+    btd_args_free(&o);
+    /* Without --python, or for live: refused. */
+    const char *no_python[] = {"boardtrace", "run", "--host", "b", "-l", "prog", NULL};
+    assert_int_equal(parse(&o, no_python), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+    const char *live[] = {"boardtrace", "live", "--host", "b", "-p", "prog", NULL};
+    assert_int_equal(parse(&o, live), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+}
+
 static void usage_errors_exit_with_status_2(void **state)
 {
     (void)state;
@@ -207,6 +246,7 @@ int main(void)
         cmocka_unit_test(run_takes_options_then_program_then_its_arguments),
         cmocka_unit_test(the_host_comes_from_the_environment_when_not_given),
         cmocka_unit_test(the_file_version_comes_from_the_environment_unless_given),
+        cmocka_unit_test(run_python_takes_p_l_and_m_before_the_script),
         cmocka_unit_test(usage_errors_exit_with_status_2),
         cmocka_unit_test(fetch_takes_an_optional_remote_path),
         cmocka_unit_test(help_lists_every_option_and_exit_status),
