@@ -24,8 +24,10 @@
 
 /* The packages' files, by their place under the Python folder. */
 const char *const btd_python_files[BTD_PYTHON_FILES] = {
-    "boardtrace/__init__.py", "boardtrace/__main__.py",   "tracy/__init__.py",
-    "tracy/__main__.py",      "tracy_client/__init__.py", "tracy_client/_colors.py",
+    "boardtrace/__init__.py",   "boardtrace/__main__.py",
+    "boardtrace/_child.py",     "boardtrace/_boot/sitecustomize.py",
+    "tracy/__init__.py",        "tracy/__main__.py",
+    "tracy_client/__init__.py", "tracy_client/_colors.py",
 };
 
 void btd_python_board_name(const char *file, char *out, size_t outlen)

@@ -51,7 +51,7 @@ struct btd_supervisor {
 /* run --python (btd_python.c): the package files under the Python folder,
  * uploaded as BTD_PYTHON_PREFIX + the path with '/' as '-', and where they
  * are laid out on the board. */
-enum { BTD_PYTHON_FILES = 6 };
+enum { BTD_PYTHON_FILES = 8 };
 #define BTD_PYTHON_PREFIX "bt-python-"
 #define BTD_PYTHON_DIR    "bt-python"
 extern const char *const btd_python_files[BTD_PYTHON_FILES];

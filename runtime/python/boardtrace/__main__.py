@@ -28,15 +28,16 @@ The program's own exit status and output are kept. The capture is found
 through BOARDTRACE_CAPTURE, then beside this build, then on PATH.
 """
 
+import json
 import os
-import runpy
 import shutil
 import signal
 import socket
 import subprocess
-import _thread
 import sys
-import traceback
+import time
+
+from boardtrace import _child
 
 
 def usage(code, text=None):
@@ -141,9 +142,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def capture_port():
-    """The capture's program and a free port, set for the runtime to listen
-    on (it reads these when it starts, which is when _boardtrace loads)."""
+def capture_port(env):
+    """The capture's program and a free port, set in ENV for the program's
+    runtime to listen on."""
     capture = find_capture()
     if not capture:
         print(
@@ -152,42 +153,80 @@ def capture_port():
         )
         sys.exit(2)
     port = free_port()
-    os.environ.update(
+    env.update(
         TRACY_PORT=str(port),
         TRACY_NO_EXIT="1",
         TRACY_ONLY_LOCALHOST="1",
         TRACY_NO_BROADCAST="1",
+        BOARDTRACE_NO_WAIT_NOTICE="1",
     )
     return capture, port
 
 
-def start_capture(capture, port, output, compression, force):
-    # Its own process group: a Ctrl-C meant for the program does not stop
+# The signals this process takes while the program runs: a Ctrl-C or a
+# hang-up from the terminal reaches the program (in the same process group)
+# on its own; one sent to this process alone is passed on to it.
+PASSED_ON = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+
+# Seconds a program has to end once its capture has (normally the program
+# ends first: its exit waits until the capture has everything).
+CAPTURE_GRACE = 10
+
+
+def spawn(argv, env, sigmask, session=False, quiet=False):
+    """ARGV started with the signal mask this process had (it blocks the
+    signals it waits for), the signals Python ignores for itself back to
+    their defaults, and the descriptors the program was given (Python's
+    own are not inherited)."""
+    actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)] if quiet else []
+    return os.posix_spawn(argv[0], argv, env, file_actions=actions, setsigmask=sigmask,
+                          setsigdef=(signal.SIGPIPE, signal.SIGXFSZ), setsid=session)
+
+
+def start_capture(capture, port, output, compression, force, sigmask):
+    # A session of its own: a Ctrl-C meant for the program does not stop
     # the capture before the program's last events arrive.
-    return subprocess.Popen(
-        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), *(["-f"] if force else []),
-         "--connect-timeout", "60", "--compression", compression],
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    return spawn([capture, "-o", output, "-a", "127.0.0.1", "-p", str(port),
+                  *(["-f"] if force else []), "--connect-timeout", "60",
+                  "--compression", compression], os.environ, sigmask, session=True, quiet=True)
 
 
-def watch_capture(capture, run):
-    """Waits for the capture on a thread of its own (not a threading one, so
-    the program does not see it, and not profiled). A capture that fails, or ends before the
-    program does, ends the run: the program would otherwise wait for it, its
-    buffers full, forever."""
-    rc = capture.wait()
-    if rc != 0 or not run["finishing"]:
-        print(f"boardtrace: the capture exited with status {rc}"
-              + ("" if run["finishing"] else " while the program ran"), file=sys.stderr)
-        sys.stderr.flush()
-        os._exit(run["status"] or 10)
-    run["ended"].release()
+def program_argv(opts, args):
+    """python3 SCRIPT ARGS or python3 -m MODULE ARGS, with this
+    interpreter's own options (-X, -W, -O...)."""
+    flags = subprocess._args_from_interpreter_flags()
+    run = ["-m", opts["module"]] if opts["module"] else []
+    script = [] if opts["module"] or not args[0].startswith("-") else ["--"]
+    return [sys.executable, *flags, *run, *script, *args]
+
+
+def program_env(opts, env):
+    """The program's environment: ours, with the boot folder first on
+    PYTHONPATH and what it is to do; the boot puts PYTHONPATH back."""
+    boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_boot")
+    previous = env.get("PYTHONPATH")
+    env[_child.SETTINGS] = json.dumps(
+        {"partial": opts["partial"], "lines": opts["lines"], "pythonpath": previous})
+    env["PYTHONPATH"] = boot + (os.pathsep + previous if previous else "")
+    return env
+
+
+def status_of(wait_status):
+    """(exit status, signal that ended it or 0)."""
+    if os.WIFSIGNALED(wait_status):
+        return 128 + os.WTERMSIG(wait_status), os.WTERMSIG(wait_status)
+    return os.waitstatus_to_exitcode(wait_status), 0
+
+
+def say(text):
+    print(f"boardtrace: {text}", file=sys.stderr, flush=True)
 
 
 def main(argv=None):
     opts, args = parse(sys.argv[1:] if argv is None else argv)
+    if sys.flags.no_site or sys.flags.ignore_environment:
+        refuse("python3 -S, -E and -I leave out what starts the profiling (a sitecustomize on "
+               "PYTHONPATH): run python3 -m boardtrace without them")
     if opts["module"]:
         import importlib.util
 
@@ -206,70 +245,84 @@ def main(argv=None):
         inputs = [args[0]]
     if opts["output"]:
         check_output(opts["output"], opts["force"], inputs)
-    where = capture_port() if opts["output"] else None
-    if not where:
-        os.environ.setdefault("TRACY_NO_EXIT", "1")
+    env = dict(os.environ)
+    where = capture_port(env) if opts["output"] else None
+    env.setdefault("TRACY_NO_EXIT", "1")
     if not opts["system"]:
-        os.environ.setdefault("TRACY_NO_SYS_TRACE", "1")
+        env.setdefault("TRACY_NO_SYS_TRACE", "1")
+    program_env(opts, env)
 
-    import boardtrace
-    from boardtrace import _boardtrace
-
-    boardtrace._lines = opts["lines"]
-
-    # The runtime starts (and listens) here, before the capture does: its
-    # first connection is taken, not refused and retried 100 ms later.
-    _boardtrace.thread_name("MainThread")
-    capture = start_capture(*where, opts["output"], opts["compression"], opts["force"]) if where else None
-    # The program starts now, not once the capture is connected (and the
-    # runtime has measured its timer's rate, some 15 ms): what it emits
-    # meanwhile waits in the runtime's buffers, for a capture that is coming.
-    run = {"status": 0, "finishing": False, "ended": _thread.allocate_lock()}
-    if capture:
-        run["ended"].acquire()
-        _thread.start_new_thread(_boardtrace._run_unprofiled, (watch_capture, capture, run))
-    status = 0
-    try:
-        if not opts["partial"]:
-            boardtrace.enable(opts["lines"])
-        if opts["module"]:
-            sys.argv = [opts["module"]] + args
-            runpy.run_module(opts["module"], run_name="__main__", alter_sys=True)
+    # The program runs in an interpreter of its own, as `python3 SCRIPT`
+    # would: this one starts it and the capture, passes on signals sent to
+    # it, and ends as the program did once the trace is written.
+    sigmask = signal.pthread_sigmask(signal.SIG_BLOCK, PASSED_ON | {signal.SIGCHLD})
+    program = spawn(program_argv(opts, args), env, sigmask)
+    capture = start_capture(*where, opts["output"], opts["compression"], opts["force"],
+                            sigmask) if where else None
+    status = capture_status = None
+    ended_at = None
+    while status is None:
+        if ended_at is None:
+            info = signal.sigwaitinfo(PASSED_ON | {signal.SIGCHLD})
         else:
-            sys.argv = args
-            sys.path.insert(0, os.path.dirname(os.path.abspath(args[0])))
-            runpy.run_path(args[0], run_name="__main__")
-    except SystemExit as e:
-        code = e.code
-        if code is None:
-            status = 0
-        elif isinstance(code, int):
-            status = code
-        else:
-            print(code, file=sys.stderr)
-            status = 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        status = 128 + signal.SIGINT
-    except BaseException:
-        traceback.print_exc()
-        status = 1
-    finally:
-        boardtrace.disable()
-    run["status"] = status
-    run["finishing"] = True
-    # A program may have closed its stdout (json.tool does): then there is
-    # nothing left to flush.
-    if sys.stdout is not None and not sys.stdout.closed:
-        sys.stdout.flush()
-    # Everything the program emitted reaches the capture, which then writes
-    # the file; only then is the trace complete.
-    _boardtrace._finish()
+            info = signal.sigtimedwait(PASSED_ON | {signal.SIGCHLD}, 1)
+        if info and info.si_signo != signal.SIGCHLD:
+            # si_pid 0: the terminal's, which the program got too.
+            if info.si_pid not in (0, program):
+                os.kill(program, info.si_signo)
+            continue
+        pid, wait_status = os.waitpid(program, os.WNOHANG)
+        if pid:
+            status = status_of(wait_status)
+            continue
+        if capture_status is None and capture:
+            pid, wait_status = os.waitpid(capture, os.WNOHANG)
+            if pid:
+                capture_status = status_of(wait_status)[0]
+                ended_at = time.monotonic()
+        # A capture that ended before the program: it may be a moment ahead
+        # of the program's own end (it took all the program sent, or saw
+        # the connection of a program dying close); otherwise the program
+        # would wait for it at its end (TRACY_NO_EXIT), its buffers full,
+        # forever.
+        if ended_at is not None and time.monotonic() - ended_at > CAPTURE_GRACE:
+            say(f"the capture exited with status {capture_status} while the program ran; "
+                "the program is stopped")
+            os.kill(program, signal.SIGKILL)
+            os.waitpid(program, 0)
+            sys.exit(10)
+    code, killed_by = status
+    if capture and killed_by and capture_status is None:
+        # Killed, its runtime did not end the session: the capture writes
+        # what it received (or gives up waiting for a connection) now.
+        os.kill(capture, signal.SIGINT)
     if capture:
-        with run["ended"]:
-            if sys.stderr is not None and not sys.stderr.closed:
-                print(f"boardtrace: trace written to {opts['output']}", file=sys.stderr)
-    sys.exit(status)
+        while capture_status is None:
+            pid, wait_status = os.waitpid(capture, os.WNOHANG)
+            if pid:
+                capture_status = status_of(wait_status)[0]
+                break
+            info = signal.sigwaitinfo(PASSED_ON | {signal.SIGCHLD})
+            if info.si_signo != signal.SIGCHLD:
+                os.kill(capture, signal.SIGINT)  # stops it; what it has is written
+        if capture_status != 0:
+            # The program's death by a signal says more than this.
+            say(f"the capture exited with status {capture_status}")
+            if not killed_by:
+                code = code or 10
+        else:
+            say(f"trace written to {opts['output']}")
+    if killed_by:
+        # Ended by a signal: so does this process, for whoever waits on it
+        # (no core file of ours: the program's is the one).
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(killed_by, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, sigmask - {killed_by})
+        os.kill(os.getpid(), killed_by)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {killed_by})
+    sys.exit(code)
 
 
 if __name__ == "__main__":

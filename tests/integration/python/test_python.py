@@ -270,7 +270,7 @@ class BadInput(unittest.TestCase):
         self.assertEqual(r.returncode, 2)
         self.assertIn("unknown option -x", r.stderr)
 
-    def test_ctrl_c_ends_the_program_as_python_would_and_keeps_the_trace(self):
+    def test_ctrl_c_ends_the_program_as_python_does_and_keeps_the_trace(self):
         script = write(
             "forever.py",
             "import sys, time\ndef tick():\n    time.sleep(0.01)\n"
@@ -293,7 +293,9 @@ class BadInput(unittest.TestCase):
             p.kill()
             out, err = p.communicate()
             self.fail(f"the program did not end within 300 s of SIGINT: {err}")
-        self.assertEqual(p.returncode, 130, err)
+        # As python3's: the KeyboardInterrupt's traceback, then death by
+        # SIGINT (a shell says 130).
+        self.assertEqual(p.returncode, -signal.SIGINT, err)
         self.assertIn("KeyboardInterrupt", err)
         self.assertGreaterEqual(zones(trace)[("MainThread", "tick")], 1)
 
@@ -380,26 +382,28 @@ class Signposts(unittest.TestCase):
 
 @unittest.skipIf(sys.version_info < (3, 12), "sys.monitoring is the hook from Python 3.12 on")
 class Monitoring(unittest.TestCase):
-    def test_the_hook_is_sys_monitoring_under_the_profiler_id(self):
-        script = write("tool.py", "import sys\n"
-                       "print(sys.monitoring.get_tool(sys.monitoring.PROFILER_ID), sys.getprofile())\n")
+    def test_the_hook_is_sys_monitoring_under_an_id_no_standard_tool_claims(self):
+        # 3: PROFILER_ID (2) stays cProfile's, DEBUGGER_ID and COVERAGE_ID
+        # the debugger's and coverage's.
+        script = write("tool.py", "import sys\nm = sys.monitoring\n"
+                       "print(m.get_tool(3), m.get_tool(m.PROFILER_ID), sys.getprofile())\n")
         r = run("-o", os.path.join(WORK, "tool.tracy"), script)
         self.assertEqual(r.returncode, 0, r.stderr)
-        self.assertEqual(r.stdout, "boardtrace None\n")
+        self.assertEqual(r.stdout, "boardtrace None None\n")
 
-    def test_a_taken_profiler_id_gives_the_next_free_one(self):
+    def test_a_taken_id_gives_the_next_free_one(self):
         script = write(
             "taken.py",
             textwrap.dedent(
                 """
                 import sys, boardtrace
-                sys.monitoring.use_tool_id(sys.monitoring.PROFILER_ID, "another profiler")
+                sys.monitoring.use_tool_id(3, "another tool")
 
                 def inside(): pass
 
                 with boardtrace.Profiler():
                     inside()
-                print(sys.monitoring.get_tool(sys.monitoring.PROFILER_ID + 1))
+                print(sys.monitoring.get_tool(4))
                 """
             ),
         )
@@ -713,6 +717,86 @@ class FileVersion(unittest.TestCase):
                             os.path.join(WORK, "fv.tracy"), script],
                            env=env, cwd=WORK, capture_output=True, text=True, timeout=300)
         self.assertEqual(r.returncode, 0, r.stderr)
+
+
+class OutputFile(unittest.TestCase):
+    """-o's file is checked before the program runs: the program leaves a
+    mark when it does."""
+
+    def marking_script(self, name):
+        mark = os.path.join(WORK, name + ".ran")
+        if os.path.exists(mark):
+            os.unlink(mark)
+        return write(name, f"open({mark!r}, 'w').close()\n"), mark
+
+    def test_an_existing_file_is_replaced_only_with_f(self):
+        script, mark = self.marking_script("existing.py")
+        trace = write("existing.tracy", "an older trace\n")
+        r = run("-o", trace, script)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"-o {trace} exists: give -f to replace it", r.stderr)
+        self.assertFalse(os.path.exists(mark))
+        r = run("-o", trace, "-f", script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertTrue(os.path.exists(mark))
+        with open(trace, "rb") as f:
+            self.assertEqual(f.read(4), b"tr\xfdP")
+
+    def test_the_script_itself_is_refused_even_with_f(self):
+        script, mark = self.marking_script("victim.py")
+        for args in (("-o", script, script), ("-o", script, "-f", script)):
+            r = run(*args)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(f"-o {script} is the program's own file", r.stderr)
+            self.assertFalse(os.path.exists(mark))
+        with open(script) as f:
+            self.assertIn(".ran", f.read())
+
+    def test_a_folder_is_refused_before_the_program_runs(self):
+        script, mark = self.marking_script("to-folder.py")
+        folder = os.path.join(WORK, "a-folder")
+        os.makedirs(folder, exist_ok=True)
+        before = set(os.listdir(WORK))
+        r = run("-o", folder, "-f", script)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f"-o {folder} is a folder", r.stderr)
+        self.assertFalse(os.path.exists(mark))
+        self.assertEqual(set(os.listdir(WORK)), before)  # no journal left
+
+
+@unittest.skipIf(sys.version_info >= (3, 12), "from 3.12 the program's profiler runs beside ours")
+class OneProfileFunction(unittest.TestCase):
+    def test_the_programs_own_profiler_is_a_gap_said_once_and_marked(self):
+        script = write("own-profilers.py", textwrap.dedent(
+            """
+            import cProfile, sys
+
+            def inside(): pass
+            def after(): pass
+
+            for _ in range(2):
+                p = cProfile.Profile()
+                p.enable()
+                inside()
+                p.disable()
+            sys.setprofile(lambda *a: None)
+            inside()
+            sys.setprofile(None)
+            after()
+            """))
+        trace = os.path.join(WORK, "own-profilers.tracy")
+        r = run("-o", trace, script)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        said = [l for l in r.stderr.splitlines() if "profile function" in l]
+        self.assertEqual(len(said), 1, r.stderr)
+        self.assertIn("boardtrace: cProfile took Python's profile function", said[0])
+        z = zones(trace)
+        self.assertEqual(z[("MainThread", "inside")], 0)
+        self.assertEqual(z[("MainThread", "after")], 1)
+        with open(trace + ".json") as f:
+            texts = [e["name"] for e in json.load(f)["traceEvents"] if e.get("ph") == "i"]
+        self.assertEqual([t.split(":")[1].strip() for t in texts if "profiling" in t],
+                         ["profiling paused", "profiling resumed"] * 3)
 
 
 if __name__ == "__main__":
