@@ -799,5 +799,132 @@ class OneProfileFunction(unittest.TestCase):
                          ["profiling paused", "profiling resumed"] * 3)
 
 
+CORPUS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+
+# Each corpus script: (arguments after the script, or ("-m", MODULE, ...) to
+# run a module from the corpus folder), and zones the -o trace must hold
+# ((thread, zone) -> count; None: only where the interpreter allows).
+CASES = {
+    "fork_exit.py": ((), {("MainThread", "<module>"): 1}),
+    "fork_with_thread.py": ((), {}),
+    "thread_after_main.py": ((), {("late-worker", "z"): 50, ("late-worker", "work"): 1}),
+    "atexit_calls.py": ((), {("MainThread", "y"): 7, ("MainThread", "at_exit"): 1}),
+    "own_cprofile.py": ((), {("MainThread", "after"): 4,
+                             ("MainThread", "f"): 3 if sys.version_info >= (3, 12) else 0}),
+    "own_profile.py": ((), {("MainThread", "after"): 4,
+                            ("MainThread", "g"): 3 if sys.version_info >= (3, 12) else 0}),
+    "own_setprofile.py": ((), {("MainThread", "after"): 4,
+                               ("MainThread", "h"): 2 if sys.version_info >= (3, 12) else 0}),
+    "closed_stderr.py": ((), {}),
+    "closed_stdout.py": ((), {}),
+    "exception.py": ((), {("MainThread", "inner"): 1, ("MainThread", "middle"): 1}),
+    "recursion.py": ((), {}),
+    "exit_code.py": ((), {}),
+    "exit_message.py": ((), {}),
+    "signal_term.py": ((), None),  # killed: the runtime's last events die with it
+    "signal_int.py": ((), {("MainThread", "wait_for_it"): 1}),
+    "signal_handler.py": ((), {("MainThread", "on_usr1"): 1}),
+    "writes_files.py": (("a", "-b"), {}),
+    "corpus_module": (("-m", "corpus_module", "x", "-y"), {}),
+    "corpus_module --fail": (("-m", "corpus_module", "--fail"), {}),
+}
+
+
+def corpus_argv(name):
+    args = CASES[name][0]
+    return list(args) if args[:1] == ("-m",) else [os.path.join(CORPUS, name), *args]
+
+
+def ours_only(stderr):
+    """stderr without boardtrace's own lines (and its capture's), pids as N
+    (os.fork's warning names the process)."""
+    import re
+
+    lines = [l for l in stderr.splitlines(True)
+             if not l.startswith(("boardtrace: ", "boardtrace-capture: "))]
+    return re.sub(r"pid=[0-9]+", "pid=N", "".join(lines))
+
+
+def files_in(folder):
+    out = {}
+    for name in sorted(os.listdir(folder)):
+        with open(os.path.join(folder, name), "rb") as f:
+            out[name] = f.read()
+    return out
+
+
+def corpus_run(argv, env, timeout=120):
+    folder = tempfile.mkdtemp(dir=WORK, prefix="run-")
+    r = subprocess.run(argv, env=env, cwd=folder, capture_output=True, text=True,
+                       timeout=timeout)
+    return r, files_in(folder)
+
+
+def free_port():
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Corpus(unittest.TestCase):
+    """Each corpus script run plainly (python3 SCRIPT) and under python3 -m
+    boardtrace, with -o and without it (a capture connected on TRACY_PORT):
+    the same stdout, stderr (boardtrace's own lines aside), exit status and
+    files; and the -o trace holds the calls."""
+
+    table = []
+
+    @classmethod
+    def tearDownClass(cls):
+        print(f"\ncorpus on Python {sys.version.split()[0]} (plain / -o / capture on "
+              "TRACY_PORT): exit statuses, = where stdout, stderr and files match plain's",
+              file=sys.stderr)
+        for row in cls.table:
+            print("  " + row, file=sys.stderr)
+
+    def test_each_script_behaves_as_under_plain_python(self):
+        plain_env = dict(os.environ, PYTHONPATH=CORPUS)
+        ours_env = dict(os.environ, PYTHONPATH=PYPATH + os.pathsep + CORPUS,
+                        BOARDTRACE_CAPTURE=CAPTURE)
+        for name in CASES:
+            with self.subTest(script=name):
+                argv = corpus_argv(name)
+                plain, plain_files = corpus_run([sys.executable, *argv], plain_env)
+                trace = os.path.join(WORK, "corpus-" + name.replace(" ", "_") + ".tracy")
+                with_o, o_files = corpus_run(
+                    [sys.executable, "-m", "boardtrace", "-o", trace, "-f", *argv], ours_env)
+                port = free_port()
+                connected = os.path.join(WORK, "corpus-port-" + name.replace(" ", "_") + ".tracy")
+                capture = subprocess.Popen(
+                    [CAPTURE, "-o", connected, "-f", "-a", "127.0.0.1", "-p", str(port),
+                     "--connect-timeout", "60"], stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL)
+                no_o, no_o_files = corpus_run(
+                    [sys.executable, "-m", "boardtrace", *argv],
+                    dict(ours_env, TRACY_PORT=str(port), TRACY_ONLY_LOCALHOST="1",
+                         TRACY_NO_BROADCAST="1"))
+                capture.wait(timeout=120)
+                marks = []
+                for r, files in ((with_o, o_files), (no_o, no_o_files)):
+                    same = (r.stdout == plain.stdout and ours_only(r.stderr) ==
+                            ours_only(plain.stderr) and files == plain_files
+                            and r.returncode == plain.returncode)
+                    marks.append(f"{r.returncode}{'=' if same else ' DIFFERS'}")
+                Corpus.table.append(f"{name:24} {plain.returncode:4}  " + "  ".join(marks))
+                for r, files, how in ((with_o, o_files, "-o"), (no_o, no_o_files, "no -o")):
+                    self.assertEqual(r.returncode, plain.returncode, f"{how}: {r.stderr}")
+                    self.assertEqual(r.stdout, plain.stdout, how)
+                    self.assertEqual(ours_only(r.stderr), ours_only(plain.stderr), how)
+                    self.assertEqual(files, plain_files, how)
+                expect = CASES[name][1]
+                if expect is not None:
+                    self.assertIn(f"boardtrace: trace written to {trace}", with_o.stderr)
+                    z = zones(trace)
+                    for key, count in expect.items():
+                        self.assertEqual(z[key], count, key)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
