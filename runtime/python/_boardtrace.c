@@ -593,16 +593,6 @@ static void finish_at_exit(void)
     bt_runtime_stop();
 }
 
-/* Ends tracing: the runtime sends what it holds and, with TRACY_NO_EXIT,
- * waits for the capture to take it, before the interpreter goes away. */
-static PyObject *py_finish(PyObject *self, PyObject *args)
-{
-    (void)self;
-    (void)args;
-    Py_BEGIN_ALLOW_THREADS bt_runtime_stop();
-    Py_END_ALLOW_THREADS Py_RETURN_NONE;
-}
-
 static PyObject *py_connected(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -1023,7 +1013,6 @@ static PyMethodDef methods[] = {
 #if PY_VERSION_HEX < 0x030C0000
     {"_thread_start", thread_start, METH_VARARGS, "threading.setprofile hook."},
 #endif
-    {"_finish", py_finish, METH_NOARGS, "Sends what is held and ends tracing."},
     {"_share_setprofile", py_share_setprofile, METH_O,
      "A sys.setprofile that lets the program's profiler run beside ours."},
     {"_after_fork_child", py_after_fork_child, METH_NOARGS,
