@@ -24,8 +24,10 @@ call into a C function) a Tracy zone, every thread named.
                   than they do (TRACY_NO_SYS_TRACE=1 is set unless given)
   -m MODULE       run a module, as python3 -m does
 
-The program's own exit status and output are kept. The capture is found
-through BOARDTRACE_CAPTURE, then beside this build, then on PATH.
+The program runs in an interpreter of its own as `python3 SCRIPT ARGS` (or
+`python3 -m MODULE ARGS`) would: its output, files, tracebacks and exit
+status (or death by a signal) are python3's. The capture is found through
+BOARDTRACE_CAPTURE, then beside this build, then on PATH.
 """
 
 import json
@@ -230,14 +232,17 @@ def main(argv=None):
     if opts["module"]:
         import importlib.util
 
+        # The top-level name only: finding pkg.mod would run pkg's
+        # __init__ here, before the program runs it.
+        top = opts["module"].partition(".")[0]
         try:
-            found = importlib.util.find_spec(opts["module"])
+            found = importlib.util.find_spec(top)
         except (ImportError, ValueError):
             found = None
         if not found:
             print(f"boardtrace: no module named {opts['module']}", file=sys.stderr)
             sys.exit(2)
-        inputs = [found.origin] if found.has_location else []
+        inputs = [found.origin] if found.has_location and top == opts["module"] else []
     elif not os.path.isfile(args[0]):
         print(f"boardtrace: {args[0]}: no such file", file=sys.stderr)
         sys.exit(2)
