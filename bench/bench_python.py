@@ -82,12 +82,12 @@ def main():
         runs["cProfile"].append(
             timed([py, "-m", "cProfile", "-o", os.path.join(work, "p.prof"), script], env, work))
         runs["boardtrace"].append(
-            timed([py, "-m", "boardtrace", "-o", os.path.join(work, "t.tracy"), script], env, work))
+            timed([py, "-m", "boardtrace", "-f", "-o", os.path.join(work, "t.tracy"), script], env, work))
         runs["boardtrace -z lz4"].append(
-            timed([py, "-m", "boardtrace", "-z", "lz4", "-o", os.path.join(work, "z.tracy"),
+            timed([py, "-m", "boardtrace", "-f", "-z", "lz4", "-o", os.path.join(work, "z.tracy"),
                    script], env, work))
         runs["boardtrace -l"].append(
-            timed([py, "-m", "boardtrace", "-l", "-o", os.path.join(work, "l.tracy"), script], env,
+            timed([py, "-m", "boardtrace", "-f", "-l", "-o", os.path.join(work, "l.tracy"), script], env,
                   work))
     med = {k: sorted(w for w, _ in v)[len(v) // 2] for k, v in runs.items()}
     cpu = {k: sorted(c for _, c in v)[len(v) // 2] for k, v in runs.items()}

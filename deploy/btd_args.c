@@ -72,6 +72,12 @@ static const char usage_text[] =
     "                             board (relative: to the run's folder, the default)\n"
     "  --python                   run: PROGRAM is a Python script: the board's python3\n"
     "                             runs it under python3 -m boardtrace\n"
+    "  -p, -l, -m MODULE          run --python: python3 -m boardtrace's (and python -m\n"
+    "                             tracy's) own, given before PROGRAM: profile only\n"
+    "                             between Profiler().enable() and .disable(); a zone\n"
+    "                             per line too; run MODULE (uploaded with --upload\n"
+    "                             or the board's own) instead of a script, every\n"
+    "                             argument after it being its own\n"
     "  --python-path DIR          run --python: the board build's Python folder\n"
     "                             (default: this build's cross/ARCH/runtime/python)\n"
     "  --remote-dir DIR           folder on the board for the private temporary\n"
@@ -93,8 +99,9 @@ static const char usage_text[] =
     "                             trace) once it uses more than PERCENT of the\n"
     "                             board's memory (its -m; default 50; 0: no limit)\n"
     "  --file-version V           run: the .tracy version the capture writes, for the\n"
-    "                             GUI that opens it (0.10.0 ... 0.14.0; default: the\n"
-    "                             program's Tracy release's)\n"
+    "                             GUI that opens it (0.10.0 ... 0.14.0; default:\n"
+    "                             $BOARDTRACE_FILE_VERSION, else the program's Tracy\n"
+    "                             release's)\n"
     "  -L, --local-port PORT      live: port on 127.0.0.1 for the GUI (default 8086;\n"
     "                             0 picks a free one)\n"
     "  --sysroot DIR              a dynamically linked PROGRAM's libraries and loader\n"
@@ -223,6 +230,17 @@ static int parse_int(const char *what, const char *s, long low, long high, int *
     return 0;
 }
 
+/* A release: digits and dots (boardtrace-capture names the versions it
+ * writes if this is not one). WHAT is where it came from. */
+static bool file_version_valid(const char *what, const char *v)
+{
+    if (!v[0] || strlen(v) > 16 || strspn(v, "0123456789.") != strlen(v)) {
+        btd_error("%s %s: expected a Tracy release such as 0.11.2 or 0.10.0", what, v);
+        return false;
+    }
+    return true;
+}
+
 /* Options that make sense for a command; others are refused by name. */
 static int option_allowed(enum btd_command c, int opt)
 {
@@ -238,6 +256,9 @@ static int option_allowed(enum btd_command c, int opt)
     case OPT_NO_STRIP:
     case OPT_PYTHON:
     case OPT_PYTHON_PATH:
+    case 'p':
+    case 'l':
+    case 'm':
         return c == BTD_CMD_RUN;
     case OPT_STOP:
     case OPT_RECOVER:
@@ -317,7 +338,8 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     opterr = 0;
     int opt;
     /* '+': options stop at PROGRAM, whose own arguments are never ours. */
-    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:fs:L:h", long_options, NULL)) != -1) {
+    while ((opt = getopt_long(sub_argc, sub_argv, "+:i:F:vqo:fs:L:hplm:", long_options, NULL)) !=
+           -1) {
         if (opt == '?' || opt == ':') {
             const char *bad = sub_argv[optind - 1];
             btd_error(opt == ':' ? "%s %s: option needs a value"
@@ -399,6 +421,19 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         case OPT_PYTHON:
             o->python = true;
             break;
+        case 'p':
+            o->python_partial = true;
+            break;
+        case 'l':
+            o->python_lines = true;
+            break;
+        case 'm':
+            if (!optarg[0]) {
+                btd_error("run -m: expected a Python module's name");
+                return BTD_EXIT_USAGE;
+            }
+            o->python_module = optarg;
+            break;
         case OPT_PYTHON_PATH:
             if (!optarg[0]) {
                 btd_error("--python-path: expected a folder");
@@ -435,14 +470,8 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
                 return BTD_EXIT_USAGE;
             break;
         case OPT_FILE_VERSION:
-            /* a release: digits and dots (boardtrace-capture names the
-             * versions it writes if this is not one) */
-            if (!optarg[0] || strlen(optarg) > 16 ||
-                strspn(optarg, "0123456789.") != strlen(optarg)) {
-                btd_error("--file-version %s: expected a Tracy release such as 0.11.2 or 0.10.0",
-                          optarg);
+            if (!file_version_valid("--file-version", optarg))
                 return BTD_EXIT_USAGE;
-            }
             o->file_version = optarg;
             break;
         case OPT_CAPTURE_MEMORY:
@@ -488,6 +517,17 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
             printf("boardtrace %s\n", BT_VERSION_STRING);
             return 1;
         }
+        /* -m MODULE ends the options, as python's does: the rest is the
+         * module's. */
+        if (o->python_module)
+            break;
+    }
+    /* The user's GUI release, set once, when the command line names none. */
+    const char *env_version = getenv("BOARDTRACE_FILE_VERSION");
+    if (!o->file_version && o->command == BTD_CMD_RUN && env_version && env_version[0]) {
+        if (!file_version_valid("BOARDTRACE_FILE_VERSION", env_version))
+            return BTD_EXIT_USAGE;
+        o->file_version = env_version;
     }
     if (!o->host)
         o->host = getenv("BOARDTRACE_HOST");
@@ -500,6 +540,17 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
     switch (o->command) {
     case BTD_CMD_RUN:
     case BTD_CMD_LIVE:
+        if ((o->python_partial || o->python_lines || o->python_module) && !o->python) {
+            btd_error("run: -p, -l and -m are for a Python program: add --python");
+            return BTD_EXIT_USAGE;
+        }
+        if (o->python_module) {
+            /* No script: what follows -m MODULE is all the module's. */
+            o->program = o->python_module;
+            o->args = restv;
+            o->arg_count = rest;
+            break;
+        }
         if (rest < 1) {
             btd_error("%s: no PROGRAM given (usage: boardtrace %s [OPTIONS] PROGRAM [-- ARGS...])",
                       cmd, cmd);

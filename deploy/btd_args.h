@@ -35,10 +35,13 @@ struct btd_options {
     int env_count;
     const char **uploads; /* run, live: files placed beside the program */
     int upload_count;
-    const char *cwd;         /* run, live: the program's working folder on the board */
-    bool python;             /* run: PROGRAM is a Python script, run by the board's python3 */
-    const char *python_path; /* run --python: the board build's Python folder */
-    const char *remote_dir;  /* base folder on the board, default ${TMPDIR:-/tmp} */
+    const char *cwd;           /* run, live: the program's working folder on the board */
+    bool python;               /* run: PROGRAM is a Python script, run by the board's python3 */
+    const char *python_path;   /* run --python: the board build's Python folder */
+    bool python_partial;       /* run --python -p: profile between Profiler().enable()/disable() */
+    bool python_lines;         /* run --python -l: a zone per executed line too */
+    const char *python_module; /* run --python -m MODULE: run it, not a script (PROGRAM) */
+    const char *remote_dir;    /* base folder on the board, default ${TMPDIR:-/tmp} */
     bool keep;
     bool force;               /* run: replace an existing output */
     int local_port;           /* live: 127.0.0.1 port for the GUI */

@@ -116,7 +116,8 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     /* run --python: the program above is the extension; what ran it. */
     if (d->python) {
         btd_json_begin_object(&j, "python");
-        btd_json_string(&j, "script", o->program);
+        btd_json_string(&j, "script", o->python_module ? NULL : o->program);
+        btd_json_string(&j, "module", o->python_module);
         btd_json_string(&j, "interpreter", d->board.python[0] ? d->board.python_real : NULL);
         btd_json_string(&j, "version", d->board.python_version[0] ? d->board.python_version : NULL);
         btd_json_string(&j, "extension", d->python_ext[0] ? d->python_ext : NULL);
@@ -388,8 +389,9 @@ int btd_cmd_run(const struct btd_options *o)
     /* A Python script: its program, the extension for the board's Python,
      * is chosen once the board's Python is known (btd_python_prepare). */
     d.python = o->python;
-    int status = o->python ? btd_python_check_script(o->program)
-                           : btd_binary_load(&d.program, o->program, "program");
+    int status = o->python_module ? BTD_EXIT_OK
+                 : o->python      ? btd_python_check_script(o->program)
+                                  : btd_binary_load(&d.program, o->program, "program");
     if (status != BTD_EXIT_OK)
         return status;
     if (!o->python)

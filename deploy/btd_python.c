@@ -2,7 +2,7 @@
  * under `python3 -m boardtrace`. The extension built for the board's Python
  * (runtime/python, cross-built against that Python's headers) travels as the
  * run's program, so the architecture, glibc and tracing checks are its; the
- * script and the boardtrace and tracy_client packages travel as uploads
+ * script and the boardtrace, tracy and tracy_client packages travel as uploads
  * beside it, verified like it, and the supervisor lays them out as a folder
  * on PYTHONPATH (btd_supervisor.c). Before anything is uploaded the board's
  * python3 is checked: there, and the version the extension was built for. */
@@ -24,10 +24,10 @@
 
 /* The packages' files, by their place under the Python folder. */
 const char *const btd_python_files[BTD_PYTHON_FILES] = {
-    "boardtrace/__init__.py",
-    "boardtrace/__main__.py",
-    "tracy_client/__init__.py",
-    "tracy_client/_colors.py",
+    "boardtrace/__init__.py",   "boardtrace/__main__.py",
+    "boardtrace/_child.py",     "boardtrace/_boot/sitecustomize.py",
+    "tracy/__init__.py",        "tracy/__main__.py",
+    "tracy_client/__init__.py", "tracy_client/_colors.py",
 };
 
 void btd_python_board_name(const char *file, char *out, size_t outlen)

@@ -42,12 +42,16 @@ struct btd_supervisor {
      * the folder on PYTHONPATH. NULL: the program runs itself. */
     const char *python;
     const char *python_script;
+    /* run --python's -p and -l for python3 -m boardtrace, and -m's module
+     * (then no script: python_script NULL). */
+    bool python_partial, python_lines;
+    const char *python_module;
 };
 
 /* run --python (btd_python.c): the package files under the Python folder,
  * uploaded as BTD_PYTHON_PREFIX + the path with '/' as '-', and where they
  * are laid out on the board. */
-enum { BTD_PYTHON_FILES = 4 };
+enum { BTD_PYTHON_FILES = 8 };
 #define BTD_PYTHON_PREFIX "bt-python-"
 #define BTD_PYTHON_DIR    "bt-python"
 extern const char *const btd_python_files[BTD_PYTHON_FILES];

@@ -79,7 +79,12 @@ int btd_session_start(struct btd_session *s, struct btd_deploy *d, const char *c
         .extra_count = d->extra_count,
         .cwd = o->cwd,
         .python = d->python ? d->board.python : NULL,
-        .python_script = d->python ? d->extras[d->extra_count - 1 - BTD_PYTHON_FILES].name : NULL,
+        .python_script = d->python && !o->python_module
+                             ? d->extras[d->extra_count - 1 - BTD_PYTHON_FILES].name
+                             : NULL,
+        .python_partial = o->python_partial,
+        .python_lines = o->python_lines,
+        .python_module = d->python ? o->python_module : NULL,
     };
     struct btd_buf cmd = {0};
     btd_supervisor_script(&cmd, &sup);

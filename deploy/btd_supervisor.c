@@ -164,8 +164,14 @@ static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
  * PYTHONPATH (a failure shows as the program's import error). */
 static void python_layout(struct btd_buf *cmd, const struct btd_supervisor *s)
 {
-    btd_buf_puts(cmd, "mkdir -p " BTD_PYTHON_DIR "/boardtrace " BTD_PYTHON_DIR
-                      "/tracy_client && ln -sf \"$D\"/");
+    /* Each package's folder, from its files' paths. */
+    btd_buf_puts(cmd, "mkdir -p");
+    for (int i = 0; i < BTD_PYTHON_FILES; i++) {
+        const char *slash = strrchr(btd_python_files[i], '/');
+        btd_buf_printf(cmd, " " BTD_PYTHON_DIR "/%.*s",
+                       slash ? (int)(slash - btd_python_files[i]) : 0, btd_python_files[i]);
+    }
+    btd_buf_puts(cmd, " && ln -sf \"$D\"/");
     btd_quote_append(cmd, s->program);
     btd_buf_puts(cmd, " " BTD_PYTHON_DIR "/boardtrace/");
     btd_quote_append(cmd, s->program);
@@ -254,8 +260,18 @@ void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s)
         /* The board's own python3, the script by its full path. */
         btd_buf_puts(cmd, " ");
         btd_quote_append(cmd, s->python);
-        btd_buf_puts(cmd, " -m boardtrace \"$D\"/");
-        btd_quote_append(cmd, s->python_script);
+        btd_buf_puts(cmd, " -m boardtrace");
+        if (s->python_partial)
+            btd_buf_puts(cmd, " -p");
+        if (s->python_lines)
+            btd_buf_puts(cmd, " -l");
+        if (s->python_module) {
+            btd_buf_puts(cmd, " -m ");
+            btd_quote_append(cmd, s->python_module);
+        } else {
+            btd_buf_puts(cmd, " \"$D\"/");
+            btd_quote_append(cmd, s->python_script);
+        }
     } else if (s->loader) {
         /* The board's own loader and libraries are not used: ours runs the
          * program by its full path, so it still knows its own file. */

@@ -15,8 +15,10 @@
 int btd_uploads_check(struct btd_deploy *d)
 {
     const struct btd_options *o = d->o;
-    /* run --python: the script and the packages' files after the user's. */
-    int total = o->upload_count + (d->python ? 1 + BTD_PYTHON_FILES : 0);
+    /* run --python: the script (none with -m) and the packages' files after
+     * the user's. */
+    int script = d->python && !o->python_module;
+    int total = o->upload_count + script + (d->python ? BTD_PYTHON_FILES : 0);
     if (!total)
         return BTD_EXIT_OK;
     d->extras = calloc((size_t)total, sizeof *d->extras);
@@ -28,7 +30,8 @@ int btd_uploads_check(struct btd_deploy *d)
     }
     for (int i = 0; i < total; i++) {
         struct btd_extra *x = &d->extras[i];
-        int py = i - o->upload_count - 1; /* the package file's index, -1 the script */
+        /* the package file's index, -1 the script, -2 the user's */
+        int py = i < o->upload_count ? -2 : i - o->upload_count - script;
         const char *opt = py >= -1 ? "--python" : "--upload";
         x->path = py >= 0 ? d->python_paths[py] : py == -1 ? o->program : o->uploads[i];
         if (py >= 0)

@@ -11,9 +11,13 @@
 #include <Python.h>
 #include <frameobject.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <boardtrace/trace.h>
 
@@ -156,6 +160,7 @@ const struct bt_srcloc *cfunc_loc(PyObject *f)
 /* ---- each thread's open zones -------------------------------------------- */
 
 _Thread_local struct stack *tls __attribute__((tls_model("initial-exec")));
+volatile int forked;
 
 void close_all(struct stack *s)
 {
@@ -207,6 +212,8 @@ static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject 
     case PyTrace_C_RETURN:
     case PyTrace_C_EXCEPTION:
         pop(s);
+        if (__builtin_expect(s->pending != NULL, 0) && is_setprofile_call(arg))
+            return set_pending_profile(s);
         break;
     }
     return 0;
@@ -231,11 +238,117 @@ static int trace_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *a
 static void hook_this_thread(void)
 {
     struct stack *s = stack();
+    if (forked)
+        return;
     if (s && !s->named)
         name_thread(s);
+    if (s) {
+        s->profiled = 1;
+        s->paused = 0;
+    }
     PyEval_SetProfile(profile_hook, NULL);
     if (lines_on)
         PyEval_SetTrace(trace_hook, NULL);
+}
+
+/* ---- the program's own profiler, before 3.12 ------------------------------
+ * A thread has one profile function: a program that sets its own (cProfile,
+ * profile, sys.setprofile) takes it from us. The calls that set and release
+ * it are wrapped (sys.setprofile below, for both hooks): taking it ends the
+ * thread's open zones and marks the gap in the trace, releasing it gives it
+ * back to us (what the program ran meanwhile is not recorded). Said once on
+ * stderr. */
+static PyObject *real_lsprof_enable, *real_lsprof_disable;
+
+static void pause_thread(struct stack *s, const char *who)
+{
+    static int said;
+    if (s->paused)
+        return;
+    close_all(s);
+    s->paused = 1;
+    char text[256];
+    int n = snprintf(text, sizeof text,
+                     "boardtrace: profiling paused: %s took the profile function", who);
+    bt_message(text, (size_t)n, BT_SEVERITY_WARNING, 0);
+    if (!said) {
+        said = 1;
+        PySys_WriteStderr("boardtrace: %s took Python's profile function (Python 3.11 has one per "
+                          "thread): this thread's calls are not recorded until it lets go of it, "
+                          "and the trace marks the gap\n",
+                          who);
+    }
+}
+
+static void resume_thread(struct stack *s)
+{
+    PyEval_SetProfile(profile_hook, NULL);
+    if (s->paused) {
+        s->paused = 0;
+        bt_message_literal(
+            "boardtrace: profiling resumed: the program let go of the profile function",
+            BT_SEVERITY_WARNING, 0);
+    }
+}
+
+/* The calling thread, if we profile it (and may take its profile function
+ * back); NULL if not. */
+static struct stack *taken_thread(void)
+{
+    struct stack *s = stack();
+    return s && s->profiled && !forked ? s : NULL;
+}
+
+/* cProfile.Profile.enable(self, ...) and disable(self): _lsprof sets and
+ * clears the profile function without sys.setprofile. */
+static PyObject *lsprof_enable(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    struct stack *s = taken_thread();
+    if (s)
+        pause_thread(s, "cProfile");
+    return PyObject_Call(real_lsprof_enable, args, kw);
+}
+
+static PyObject *lsprof_disable(PyObject *self, PyObject *args, PyObject *kw)
+{
+    (void)self;
+    PyObject *r = PyObject_Call(real_lsprof_disable, args, kw);
+    struct stack *s = taken_thread();
+    if (r && s)
+        resume_thread(s);
+    return r;
+}
+
+static PyMethodDef lsprof_defs[] = {
+    {"enable", (PyCFunction)(void (*)(void))lsprof_enable, METH_VARARGS | METH_KEYWORDS,
+     "cProfile.Profile.enable, shared with boardtrace."},
+    {"disable", (PyCFunction)(void (*)(void))lsprof_disable, METH_VARARGS | METH_KEYWORDS,
+     "cProfile.Profile.disable, shared with boardtrace."},
+};
+
+/* _share_lsprof(_lsprof.Profiler.enable, _lsprof.Profiler.disable): the
+ * methods to put in cProfile.Profile's. */
+static PyObject *py_share_lsprof(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *en, *dis;
+    if (!PyArg_ParseTuple(args, "OO", &en, &dis))
+        return NULL;
+    Py_XSETREF(real_lsprof_enable, Py_NewRef(en));
+    Py_XSETREF(real_lsprof_disable, Py_NewRef(dis));
+    PyObject *f[2];
+    for (int i = 0; i < 2; i++) {
+        f[i] = PyCFunction_New(&lsprof_defs[i], NULL);
+        if (f[i])
+            Py_SETREF(f[i], PyInstanceMethod_New(f[i]));
+        if (!f[i]) {
+            if (i)
+                Py_DECREF(f[0]);
+            return NULL;
+        }
+    }
+    return Py_BuildValue("(NN)", f[0], f[1]);
 }
 
 /* threading's start hook (threading.setprofile): in each new thread, called
@@ -247,6 +360,10 @@ static PyObject *thread_start(PyObject *self, PyObject *args)
     PyObject *frame, *event, *arg;
     if (!PyArg_ParseTuple(args, "OOO", &frame, &event, &arg))
         return NULL;
+    if (forked) {
+        PyEval_SetProfile(NULL, NULL);
+        Py_RETURN_NONE;
+    }
     hook_this_thread();
     if (PyFrame_Check(frame) && PyUnicode_Check(event) &&
         PyUnicode_CompareWithASCIIString(event, "call") == 0)
@@ -274,9 +391,21 @@ static PyObject *py_disable(PyObject *self, PyObject *args)
     if (lines_on)
         PyEval_SetTrace(NULL, NULL);
     struct stack *s = stack();
-    if (s)
+    if (s) {
         close_all(s);
+        s->profiled = 0;
+        s->paused = 0;
+    }
     Py_RETURN_NONE;
+}
+
+/* In a child the program forked: this thread (the only one) lets go of the
+ * hooks. */
+static void unhook_forked(void)
+{
+    PyEval_SetProfile(NULL, NULL);
+    if (lines_on)
+        PyEval_SetTrace(NULL, NULL);
 }
 #else
 /* From 3.12: sys.monitoring, whose events are the whole process's (every
@@ -309,42 +438,159 @@ static PyObject *py_disable(PyObject *self, PyObject *args)
         return NULL;
     Py_RETURN_NONE;
 }
-#endif
 
-/* run_unprofiled(function, *args): function(*args) with the calling thread
- * left out of the profile, for a thread of boardtrace's own (started with
- * it, its own frames are not seen either), which sys.monitoring would
- * otherwise profile as the program's. */
-static PyObject *py_run_unprofiled(PyObject *self, PyObject *args)
+static void unhook_forked(void)
 {
-    (void)self;
-    Py_ssize_t n = PyTuple_GET_SIZE(args);
-    if (n < 1) {
-        PyErr_SetString(PyExc_TypeError, "_run_unprofiled needs a function");
-        return NULL;
-    }
-    PyObject *rest = PyTuple_GetSlice(args, 1, n);
-    if (!rest)
-        return NULL;
-    struct stack *s = stack();
-    uint8_t was = s ? s->off : 0;
-    if (s)
-        s->off = 1;
-    PyObject *r = PyObject_Call(PyTuple_GET_ITEM(args, 0), rest, NULL);
-    if (s)
-        s->off = was;
-    Py_DECREF(rest);
-    return r;
+    if (monitoring_disable() < 0)
+        PyErr_Clear();
 }
 
-/* Ends tracing: the runtime sends what it holds and, with TRACY_NO_EXIT,
- * waits for the capture to take it, before the interpreter goes away. */
-static PyObject *py_finish(PyObject *self, PyObject *args)
+/* ---- os.fork without the runtime's threads counted, 3.12 and later --------
+ * os.fork warns (DeprecationWarning) when the process has more than one
+ * thread, counting the kernel's; the runtime's worker is one, which plain
+ * python would not have. The runtime's own threads, counted when the
+ * program began, are left out: with no thread of the program's besides the
+ * caller, the fork is os.fork's without the warning; otherwise os.fork's
+ * own, warning as it would. */
+static PyObject *real_fork;
+static long own_threads = -1;
+
+/* The process's threads, from /proc/self/stat (field 20); -1 unknown. */
+static long process_threads(void)
+{
+    char buf[1024];
+    FILE *f = fopen("/proc/self/stat", "r");
+    if (!f)
+        return -1;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')'); /* the command's name may hold anything */
+    long threads = -1;
+    /* after ") ": state, then fields 4..19, then num_threads (20) */
+    if (p &&
+        sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %ld",
+               &threads) != 1)
+        threads = -1;
+    return threads;
+}
+
+static PyObject *py_fork(PyObject *self, PyObject *unused)
+{
+    (void)self;
+    (void)unused;
+    long n = process_threads();
+    if (forked || own_threads < 0 || n < 0 || n - own_threads > 1)
+        return PyObject_CallNoArgs(real_fork);
+    if (PySys_Audit("os.fork", NULL) < 0)
+        return NULL;
+    PyOS_BeforeFork();
+    pid_t pid = fork();
+    int err = errno;
+    if (pid == 0)
+        PyOS_AfterFork_Child();
+    else
+        PyOS_AfterFork_Parent();
+    if (pid < 0) {
+        errno = err;
+        return PyErr_SetFromErrno(PyExc_OSError);
+    }
+    return PyLong_FromLong((long)pid);
+}
+
+static PyMethodDef fork_def = {"fork", py_fork, METH_NOARGS,
+                               "os.fork, the runtime's threads not counted as the program's."};
+
+/* _own_fork(os.fork): counts the runtime's threads (the program has none
+ * yet) and returns the os.fork to put in its place. */
+static PyObject *py_own_fork(PyObject *self, PyObject *fork_function)
+{
+    (void)self;
+    long n = process_threads();
+    own_threads = n > 0 ? n - 1 : -1;
+    Py_XSETREF(real_fork, Py_NewRef(fork_function));
+    return PyCFunction_New(&fork_def, NULL);
+}
+#endif
+
+/* ---- sys.setprofile, shared with the program ------------------------------ */
+
+static PyObject *real_setprofile;
+
+static PyObject *setprofile(PyObject *self, PyObject *function);
+static PyMethodDef setprofile_def = {"setprofile", setprofile, METH_O,
+                                     "sys.setprofile, shared with boardtrace."};
+
+int is_setprofile_call(PyObject *callable)
+{
+    return PyCFunction_Check(callable) && ((PyCFunctionObject *)callable)->m_ml == &setprofile_def;
+}
+
+int set_pending_profile(struct stack *s)
+{
+    PyObject *f = s->pending;
+    s->pending = NULL;
+#if PY_VERSION_HEX < 0x030C0000
+    pause_thread(s, "sys.setprofile()");
+#endif
+    PyObject *r = PyObject_CallOneArg(real_setprofile, f);
+    Py_DECREF(f);
+    Py_XDECREF(r);
+    return r ? 0 : -1;
+}
+
+static PyObject *setprofile(PyObject *self, PyObject *function)
+{
+    (void)self;
+    struct stack *s = stack();
+#if PY_VERSION_HEX < 0x030C0000
+    /* Before 3.12 the program's function takes ours; None gives it back. */
+    if (s && s->profiled && !forked && function == Py_None) {
+        resume_thread(s);
+        Py_RETURN_NONE;
+    }
+    int hooked = s && s->profiled && !s->paused && !forked;
+#else
+    /* From 3.12 both run: sys.setprofile is a sys.monitoring tool of its own. */
+    int hooked = s && monitoring_on() && !forked;
+#endif
+    if (hooked && function != Py_None) {
+        Py_XSETREF(s->pending, Py_NewRef(function));
+        Py_RETURN_NONE;
+    }
+    return PyObject_CallOneArg(real_setprofile, function);
+}
+
+/* _share_setprofile(sys.setprofile): the sys.setprofile to put in its
+ * place. */
+static PyObject *py_share_setprofile(PyObject *self, PyObject *original)
+{
+    (void)self;
+    Py_XSETREF(real_setprofile, Py_NewRef(original));
+    return PyCFunction_New(&setprofile_def, NULL);
+}
+
+/* os.register_at_fork(after_in_child=...): a forked child runs untraced, so
+ * it is not profiled either (its calls would cost and record nothing). */
+static PyObject *py_after_fork_child(PyObject *self, PyObject *args)
 {
     (void)self;
     (void)args;
-    Py_BEGIN_ALLOW_THREADS bt_runtime_stop();
-    Py_END_ALLOW_THREADS Py_RETURN_NONE;
+    forked = 1;
+    unhook_forked();
+    struct stack *s = stack();
+    if (s)
+        close_all(s);
+    Py_RETURN_NONE;
+}
+
+/* The interpreter's last step (Py_AtExit: after its finalization, every
+ * Python code run, before exit and before a death by SIGINT after an
+ * uncaught KeyboardInterrupt, which runs no atexit of C's): the runtime
+ * sends what it holds and, with TRACY_NO_EXIT, waits for the capture. */
+static void finish_at_exit(void)
+{
+    bt_runtime_stop();
 }
 
 static PyObject *py_connected(PyObject *self, PyObject *args)
@@ -767,9 +1013,16 @@ static PyMethodDef methods[] = {
 #if PY_VERSION_HEX < 0x030C0000
     {"_thread_start", thread_start, METH_VARARGS, "threading.setprofile hook."},
 #endif
-    {"_run_unprofiled", py_run_unprofiled, METH_VARARGS,
-     "_run_unprofiled(function, *args): runs it with the calling thread not profiled."},
-    {"_finish", py_finish, METH_NOARGS, "Sends what is held and ends tracing."},
+    {"_share_setprofile", py_share_setprofile, METH_O,
+     "A sys.setprofile that lets the program's profiler run beside ours."},
+    {"_after_fork_child", py_after_fork_child, METH_NOARGS,
+     "os.register_at_fork's after_in_child: the child is not profiled."},
+#if PY_VERSION_HEX < 0x030C0000
+    {"_share_lsprof", py_share_lsprof, METH_VARARGS,
+     "Wrappers of cProfile's enable/disable that give the profile function back."},
+#else
+    {"_own_fork", py_own_fork, METH_O, "An os.fork that does not count the runtime's threads."},
+#endif
     {"_connected", py_connected, METH_NOARGS, "Whether a capture is connected."},
     {"signpost", (PyCFunction)(void (*)(void))py_signpost, METH_VARARGS | METH_KEYWORDS,
      "signpost(header, message=None): a marker message and a signposts frame."},
@@ -804,6 +1057,8 @@ PyMODINIT_FUNC PyInit__boardtrace(void)
     if (!names)
         return NULL;
     extra_index = code_extra_index(NULL);
+    if (Py_AtExit(finish_at_exit) < 0)
+        return PyErr_Format(PyExc_RuntimeError, "boardtrace: Py_AtExit has no room left");
     PyObject *m = PyModule_Create(&module);
     if (!m)
         return NULL;

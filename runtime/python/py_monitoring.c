@@ -14,6 +14,7 @@ static PyObject *monitoring; /* sys.monitoring */
 static PyObject *active;     /* threading._active: ident -> Thread, NULL if none */
 static int tool = -1;
 static long function_events, line_events;
+static int events_on;
 
 /* The thread's name, once threading has registered it: a new thread's first
  * events (threading's bootstrap) come before that, when current_thread()
@@ -50,10 +51,8 @@ static int name_if_known(struct stack *s)
 static inline struct stack *event_stack(void)
 {
     struct stack *s = stack();
-    if (s && __builtin_expect(!s->named || s->off, 0)) {
-        if (s->off || name_if_known(s) < 0)
-            return NULL;
-    }
+    if (s && __builtin_expect(!s->named, 0) && name_if_known(s) < 0)
+        return NULL;
     return s;
 }
 
@@ -124,6 +123,9 @@ static PyObject *on_c_end(PyObject *self, PyObject *const *args, Py_ssize_t narg
     if (!s)
         return done();
     pop(s);
+    if (__builtin_expect(s->pending != NULL, 0) && is_setprofile_call(args[2]) &&
+        set_pending_profile(s) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
@@ -166,8 +168,11 @@ static const struct {
     {"C_RAISE", 3, 0},  {"LINE", 4, 1},
 };
 
-/* The tool ids, PROFILER_ID (2) first. */
-static const int tool_ids[] = {2, 3, 4, 5, 0, 1};
+/* The tool ids, those no standard tool claims first (3, 4), then
+ * OPTIMIZER_ID, and DEBUGGER_ID, COVERAGE_ID and PROFILER_ID (cProfile's)
+ * last: a program's own profiler, debugger or coverage tool takes its id
+ * while we profile. */
+static const int tool_ids[] = {3, 4, 5, 0, 1, 2};
 
 /* Takes the first free tool id; -1 with an exception naming the ids' users
  * when none is. */
@@ -266,12 +271,20 @@ fail:
 
 int monitoring_enable(int lines)
 {
+    if (forked)
+        return 0;
     if (tool < 0 && setup() < 0)
         return -1;
     PyObject *r = PyObject_CallMethod(monitoring, "set_events", "il", tool,
                                       function_events | (lines ? line_events : 0));
     Py_XDECREF(r);
+    events_on = r != NULL;
     return r ? 0 : -1;
+}
+
+int monitoring_on(void)
+{
+    return events_on;
 }
 
 int monitoring_disable(void)
@@ -280,6 +293,8 @@ int monitoring_disable(void)
         return 0;
     PyObject *r = PyObject_CallMethod(monitoring, "set_events", "il", tool, 0L);
     Py_XDECREF(r);
+    if (r)
+        events_on = 0;
     return r ? 0 : -1;
 }
 

@@ -52,10 +52,12 @@ static inline const struct bt_srcloc *function_loc(PyCodeObject *co)
 enum { ZONE_CALL = 0, ZONE_LINE = 1, ZONE_C = 2 };
 
 struct stack {
-    int n;         /* zones open */
-    int over;      /* calls deeper than MAX_DEPTH, not recorded */
-    uint8_t named; /* the thread's name was sent */
-    uint8_t off;   /* a thread of boardtrace's own: sys.monitoring's events pass it by */
+    int n;             /* zones open */
+    int over;          /* calls deeper than MAX_DEPTH, not recorded */
+    uint8_t named;     /* the thread's name was sent */
+    uint8_t profiled;  /* before 3.12: profiling was enabled on this thread */
+    uint8_t paused;    /* before 3.12: the program's own profiler holds the profile function */
+    PyObject *pending; /* a profile function the program gave, set at its call's return */
     bt_zone z[MAX_DEPTH];
     uint8_t kind[MAX_DEPTH]; /* ZONE_* */
 };
@@ -98,6 +100,17 @@ static inline void end_line(struct stack *s)
 
 /* Every zone of the stack ends. */
 void close_all(struct stack *s);
+/* sys.setprofile(f) while we profile (_boardtrace.c): f is set once that
+ * call has returned, at its C return event, so the program's profiler does
+ * not get that return, as it would not without us (the profile module
+ * fails on it: "Bad return"). */
+int is_setprofile_call(PyObject *callable);
+/* Sets the pending function: 0, or -1 with an exception set. */
+int set_pending_profile(struct stack *s);
+
+/* Set in a child the program forked: it runs untraced (runtime/README.md,
+ * fork), and the hooks are taken away from it. */
+extern volatile int forked;
 /* The calling thread's name, from threading. */
 void name_thread(struct stack *s);
 
@@ -109,6 +122,8 @@ void name_thread(struct stack *s);
 int monitoring_enable(int lines);
 /* Turns the events off (-1 with an exception set on failure). */
 int monitoring_disable(void);
+/* Whether the events are on. */
+int monitoring_on(void);
 #endif
 
 #endif

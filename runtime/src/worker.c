@@ -1059,7 +1059,9 @@ void *bt_worker_main(void *arg)
     }
     int bfd = env_flag("TRACY_NO_BROADCAST") && !upstream_net ? -1 : bt_broadcast_open();
     int64_t last_broadcast = INT64_MIN / 2;
-    int told_waiting = 0;
+    /* A launcher whose capture is on its way (python3 -m boardtrace -o)
+     * has nothing to be told. */
+    int told_waiting = env_flag("BOARDTRACE_NO_WAIT_NOTICE");
     for (;;) {
         int state = atomic_load(&bt_rt.state);
         int shutdown = atomic_load(&bt_rt.shutdown);

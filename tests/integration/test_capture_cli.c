@@ -435,16 +435,23 @@ static void an_older_client_gets_its_own_releases_file(void **state)
 {
     (void)state;
     static const struct {
-        const char *protocol, *file_version;
+        const char *protocol, *file_version, *env_version;
         uint32_t expect;
-    } cases[] = {{"72", NULL, BTC_FILE_VERSION(0, 11, 2)},
-                 {"64", NULL, BTC_FILE_VERSION(0, 10, 0)},
-                 {"76", "0.14.0", BTC_FILE_VERSION(0, 14, 0)}};
+    } cases[] = {{"72", NULL, NULL, BTC_FILE_VERSION(0, 11, 2)},
+                 {"64", NULL, NULL, BTC_FILE_VERSION(0, 10, 0)},
+                 {"76", "0.14.0", NULL, BTC_FILE_VERSION(0, 14, 0)},
+                 /* the user's release, set once in the environment */
+                 {"76", NULL, "0.11.2", BTC_FILE_VERSION(0, 11, 2)},
+                 {"72", "0.14.0", "0.11.2", BTC_FILE_VERSION(0, 14, 0)}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].env_version)
+            setenv("BOARDTRACE_FILE_VERSION", cases[i].env_version, 1);
+        else
+            unsetenv("BOARDTRACE_FILE_VERSION");
         struct proc r;
         char port[16], path[4200], line[512] = "", name[64];
         snprintf(port, sizeof port, "%u", start_replay(&r, "--protocol", cases[i].protocol));
-        snprintf(name, sizeof name, "protocol-%s.tracy", cases[i].protocol);
+        snprintf(name, sizeof name, "protocol-%s-%zu.tracy", cases[i].protocol, i);
         path_in_tmp(path, sizeof path, name);
         const char *args[] = {"-o",
                               path,
@@ -470,6 +477,7 @@ static void an_older_client_gets_its_own_releases_file(void **state)
         assert_int_equal(t.zones, 8300);
         btc_trace_free(&t);
     }
+    unsetenv("BOARDTRACE_FILE_VERSION");
 }
 
 /* A client that claims protocol 72 and sends 0.14.0's events: a clear

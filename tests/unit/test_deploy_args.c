@@ -56,6 +56,68 @@ static void the_host_comes_from_the_environment_when_not_given(void **state)
     btd_args_free(&o);
 }
 
+static void the_file_version_comes_from_the_environment_unless_given(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    setenv("BOARDTRACE_FILE_VERSION", "0.11.2", 1);
+    const char *plain[] = {"boardtrace", "run", "--host", "b", "prog", NULL};
+    assert_int_equal(parse(&o, plain), 0);
+    assert_string_equal(o.file_version, "0.11.2");
+    btd_args_free(&o);
+    const char *given[] = {"boardtrace",     "run",    "--host", "b",
+                           "--file-version", "0.10.0", "prog",   NULL};
+    assert_int_equal(parse(&o, given), 0);
+    assert_string_equal(o.file_version, "0.10.0");
+    btd_args_free(&o);
+    setenv("BOARDTRACE_FILE_VERSION", "latest", 1);
+    assert_int_equal(parse(&o, plain), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+    unsetenv("BOARDTRACE_FILE_VERSION");
+    assert_int_equal(parse(&o, plain), 0);
+    assert_null(o.file_version);
+    btd_args_free(&o);
+}
+
+/* python3 -m boardtrace's -p, -l and -m MODULE come before the script or
+ * module; what follows it is the program's, flags included. */
+static void run_python_takes_p_l_and_m_before_the_script(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    const char *script[] = {"boardtrace", "run",    "--host", "b",  "--python", "-p",
+                            "-l",         "app.py", "-l",     "-m", "x",        NULL};
+    assert_int_equal(parse(&o, script), 0);
+    assert_true(o.python_partial && o.python_lines);
+    assert_null(o.python_module);
+    assert_string_equal(o.program, "app.py");
+    assert_int_equal(o.arg_count, 3);
+    assert_string_equal(o.args[0], "-l");
+    assert_string_equal(o.args[1], "-m");
+    btd_args_free(&o);
+    const char *module[] = {"boardtrace", "run",    "--host", "b",  "--python", "-pl",
+                            "-m",         "pytest", "-q",     "-p", "x",        NULL};
+    assert_int_equal(parse(&o, module), 0);
+    assert_true(o.python_partial && o.python_lines);
+    assert_string_equal(o.python_module, "pytest");
+    assert_int_equal(o.arg_count, 3);
+    assert_string_equal(o.args[0], "-q");
+    assert_string_equal(o.args[2], "x");
+    btd_args_free(&o);
+    const char *bare[] = {"boardtrace", "run", "--host", "b", "--python", "-m", "pytest", NULL};
+    assert_int_equal(parse(&o, bare), 0);
+    assert_string_equal(o.python_module, "pytest");
+    assert_int_equal(o.arg_count, 0);
+    btd_args_free(&o);
+    /* Without --python, or for live: refused. */
+    const char *no_python[] = {"boardtrace", "run", "--host", "b", "-l", "prog", NULL};
+    assert_int_equal(parse(&o, no_python), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+    const char *live[] = {"boardtrace", "live", "--host", "b", "-p", "prog", NULL};
+    assert_int_equal(parse(&o, live), BTD_EXIT_USAGE);
+    btd_args_free(&o);
+}
+
 static void usage_errors_exit_with_status_2(void **state)
 {
     (void)state;
@@ -232,6 +294,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(run_takes_options_then_program_then_its_arguments),
         cmocka_unit_test(the_host_comes_from_the_environment_when_not_given),
+        cmocka_unit_test(the_file_version_comes_from_the_environment_unless_given),
+        cmocka_unit_test(run_python_takes_p_l_and_m_before_the_script),
         cmocka_unit_test(usage_errors_exit_with_status_2),
         cmocka_unit_test(numbers_are_whole_decimal_and_in_range_for_every_command),
         cmocka_unit_test(fetch_takes_an_optional_remote_path),

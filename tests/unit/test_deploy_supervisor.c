@@ -217,12 +217,52 @@ static void arguments_and_values_are_quoted_in_the_script(void **state)
     btd_buf_free(&script);
 }
 
+/* run --python: -p and -l go to python3 -m boardtrace before the script,
+ * or before -m and the module (no script then); the program's arguments
+ * after. */
+static void python_options_come_before_the_script_or_module(void **state)
+{
+    (void)state;
+    char *const args[] = {"-l", "a b"};
+    struct btd_supervisor sup = {
+        .dir = "/tmp/d",
+        .token = "@bt-t",
+        .program = "_boardtrace.so",
+        .program_sha = "00",
+        .args = args,
+        .arg_count = 2,
+        .port = 8086,
+        .ready_timeout = 1,
+        .python = "python3",
+        .python_script = "app.py",
+        .python_partial = true,
+        .python_lines = true,
+    };
+    struct btd_buf script = {0};
+    btd_supervisor_script(&script, &sup);
+    assert_non_null(
+        strstr(btd_buf_str(&script),
+               " 'python3' -m boardtrace -p -l \"$D\"/'app.py' '-l' 'a b' < /dev/null"));
+    assert_non_null(strstr(btd_buf_str(&script),
+                           "mkdir -p bt-python/boardtrace bt-python/boardtrace "
+                           "bt-python/tracy"));
+    btd_buf_free(&script);
+    sup.python_script = NULL;
+    sup.python_partial = false;
+    sup.python_module = "pytest";
+    btd_supervisor_script(&script, &sup);
+    assert_non_null(strstr(btd_buf_str(&script),
+                           " 'python3' -m boardtrace -l -m 'pytest' '-l' 'a b' < /dev/null"));
+    btd_buf_free(&script);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(a_corrupt_upload_is_reported_and_nothing_starts),
         cmocka_unit_test(a_lost_host_misses_nothing_that_the_logs_keep),
         cmocka_unit_test(arguments_and_values_are_quoted_in_the_script),
+        cmocka_unit_test(python_options_come_before_the_script_or_module),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -77,9 +77,10 @@ static void usage(FILE *to)
             "  --file-version V\n"
             "                 the .tracy version to write: 0.14.0, 0.13.1, 0.13.0, 0.12.2,\n"
             "                 0.12.1, 0.12.0, 0.11.2, 0.11.1, 0.11.0 or 0.10.0 (a GUI opens\n"
-            "                 its own version and older); default: the client's own\n"
-            "                 release's (0.11.2 for a protocol-72 client, 0.10.0 for 64 or\n"
-            "                 the tt fork)\n"
+            "                 its own version and older); default: $BOARDTRACE_FILE_VERSION\n"
+            "                 when set (a user's GUI release, set once), else the client's\n"
+            "                 own release's (0.11.2 for a protocol-72 client, 0.10.0 for 64\n"
+            "                 or the tt fork)\n"
             "  --compression zstd|lz4\n"
             "                 how FILE is compressed: zstd (default, as upstream's\n"
             "                 tracy-capture) or LZ4 (upstream's \"fast\" files: about twice\n"
@@ -473,6 +474,18 @@ int main(int argc, char **argv)
     if (!output) {
         fprintf(stderr, "boardtrace-capture: -o FILE is required (see --help)\n");
         return EXIT_USAGE_OR_MISMATCH;
+    }
+    /* The user's GUI release, set once in the environment, when the command
+     * line names none. */
+    const char *env_version = getenv("BOARDTRACE_FILE_VERSION");
+    if (!version && env_version && env_version[0]) {
+        const struct btc_file_release *rel = btc_file_release_named(env_version);
+        if (!rel) {
+            fprintf(stderr, "boardtrace-capture: BOARDTRACE_FILE_VERSION=%s: expected one of %s\n",
+                    env_version, btc_file_releases_text());
+            return EXIT_USAGE_OR_MISMATCH;
+        }
+        version = rel->version;
     }
 
     struct stat st;

@@ -16,6 +16,10 @@ import threading as _threading
 
 __all__ = ["Profiler", "signpost", "enable", "disable"]
 
+# Whether a Profiler() given no lines= profiles lines: -l's (python3 -m
+# boardtrace or tracy sets it).
+_lines = False
+
 
 def _rt():
     from boardtrace import _boardtrace
@@ -52,10 +56,11 @@ def disable():
 
 
 class Profiler:
-    """Profiles between enable() and disable(), or as a context manager."""
+    """Profiles between enable() and disable(), or as a context manager;
+    lines too with lines=True (by default under -l)."""
 
-    def __init__(self, lines=False):
-        self.lines = lines
+    def __init__(self, lines=None):
+        self.lines = _lines if lines is None else lines
 
     def enable(self):
         enable(self.lines)

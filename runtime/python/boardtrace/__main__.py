@@ -1,4 +1,4 @@
-"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy [-z lz4|zstd]] (SCRIPT | -m MODULE) [ARGS...]
+"""python3 -m boardtrace [-p] [-l] [-s] [-o TRACE.tracy [-f] [-z lz4|zstd]] (SCRIPT | -m MODULE) [ARGS...]
 
 Runs a Python program with boardtrace's runtime, every Python call (and
 call into a C function) a Tracy zone, every thread named.
@@ -9,6 +9,7 @@ call into a C function) a Tracy zone, every thread named.
                   Tracy GUI or capture on TRACY_PORT (default 8086), as any
                   traced program does, and waits for one at exit
                   (TRACY_NO_EXIT=1 is set).
+  -f              replace -o's file if it exists (never the script or module)
   -z lz4|zstd     how -o's file is compressed: zstd (the default, as
                   upstream's tracy-capture writes) or LZ4 (upstream's "fast"
                   files: written about twice as fast once the program ends,
@@ -23,19 +24,22 @@ call into a C function) a Tracy zone, every thread named.
                   than they do (TRACY_NO_SYS_TRACE=1 is set unless given)
   -m MODULE       run a module, as python3 -m does
 
-The program's own exit status and output are kept. The capture is found
-through BOARDTRACE_CAPTURE, then beside this build, then on PATH.
+The program runs in an interpreter of its own as `python3 SCRIPT ARGS` (or
+`python3 -m MODULE ARGS`) would: its output, files, tracebacks and exit
+status (or death by a signal) are python3's. The capture is found through
+BOARDTRACE_CAPTURE, then beside this build, then on PATH.
 """
 
+import json
 import os
-import runpy
 import shutil
 import signal
 import socket
 import subprocess
-import _thread
 import sys
-import traceback
+import time
+
+from boardtrace import _child
 
 
 def usage(code, text=None):
@@ -50,7 +54,7 @@ def usage(code, text=None):
 
 def parse(argv):
     opts = {"partial": False, "lines": False, "system": False, "output": None, "module": None,
-            "compression": "zstd"}
+            "compression": "zstd", "force": False}
     i = 0
     while i < len(argv):
         a = argv[i]
@@ -62,6 +66,8 @@ def parse(argv):
             opts["lines"] = True
         elif a == "-s":
             opts["system"] = True
+        elif a == "-f":
+            opts["force"] = True
         elif a == "-o":
             if i + 1 == len(argv):
                 usage(2, "-o needs a file name")
@@ -96,7 +102,26 @@ def checked(opts):
     if opts.pop("z_given", False) and not opts["output"]:
         usage(2, "-z says how -o's file is compressed: without -o the GUI or capture that "
               "connects writes the file")
+    if opts["force"] and not opts["output"]:
+        usage(2, "-f lets -o replace its file: without -o there is none")
     return opts
+
+
+def check_output(output, force, inputs):
+    """-o's file, refused before the program runs: a folder, an existing
+    file without -f, or one of the program's own files even with -f."""
+    if os.path.isdir(output):
+        refuse(f"-o {output} is a folder: name the trace file to write")
+    for given in inputs:
+        if given and os.path.exists(output) and os.path.samefile(output, given):
+            refuse(f"-o {output} is the program's own file {given}: name another")
+    if os.path.lexists(output) and not force:
+        refuse(f"-o {output} exists: give -f to replace it")
+
+
+def refuse(text):
+    print(f"boardtrace: {text}", file=sys.stderr)
+    sys.exit(2)
 
 
 def find_capture():
@@ -119,9 +144,9 @@ def free_port():
         return s.getsockname()[1]
 
 
-def capture_port():
-    """The capture's program and a free port, set for the runtime to listen
-    on (it reads these when it starts, which is when _boardtrace loads)."""
+def capture_port(env):
+    """The capture's program and a free port, set in ENV for the program's
+    runtime to listen on."""
     capture = find_capture()
     if not capture:
         print(
@@ -130,113 +155,179 @@ def capture_port():
         )
         sys.exit(2)
     port = free_port()
-    os.environ.update(
+    env.update(
         TRACY_PORT=str(port),
         TRACY_NO_EXIT="1",
         TRACY_ONLY_LOCALHOST="1",
         TRACY_NO_BROADCAST="1",
+        BOARDTRACE_NO_WAIT_NOTICE="1",
     )
     return capture, port
 
 
-def start_capture(capture, port, output, compression):
-    # Its own process group: a Ctrl-C meant for the program does not stop
+# The signals this process takes while the program runs: a Ctrl-C or a
+# hang-up from the terminal reaches the program (in the same process group)
+# on its own; one sent to this process alone is passed on to it.
+PASSED_ON = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT}
+
+# Seconds a program has to end once its capture has (normally the program
+# ends first: its exit waits until the capture has everything).
+CAPTURE_GRACE = 10
+
+
+def spawn(argv, env, sigmask, session=False, quiet=False):
+    """ARGV started with the signal mask this process had (it blocks the
+    signals it waits for), the signals Python ignores for itself back to
+    their defaults, and the descriptors the program was given (Python's
+    own are not inherited)."""
+    actions = [(os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0)] if quiet else []
+    return os.posix_spawn(argv[0], argv, env, file_actions=actions, setsigmask=sigmask,
+                          setsigdef=(signal.SIGPIPE, signal.SIGXFSZ), setsid=session)
+
+
+def start_capture(capture, port, output, compression, force, sigmask):
+    # A session of its own: a Ctrl-C meant for the program does not stop
     # the capture before the program's last events arrive.
-    return subprocess.Popen(
-        [capture, "-o", output, "-a", "127.0.0.1", "-p", str(port), "-f",
-         "--connect-timeout", "60", "--compression", compression],
-        stdout=subprocess.DEVNULL,
-        start_new_session=True,
-    )
+    return spawn([capture, "-o", output, "-a", "127.0.0.1", "-p", str(port),
+                  *(["-f"] if force else []), "--connect-timeout", "60",
+                  "--compression", compression], os.environ, sigmask, session=True, quiet=True)
 
 
-def watch_capture(capture, run):
-    """Waits for the capture on a thread of its own (not a threading one, so
-    the program does not see it, and not profiled). A capture that fails, or ends before the
-    program does, ends the run: the program would otherwise wait for it, its
-    buffers full, forever."""
-    rc = capture.wait()
-    if rc != 0 or not run["finishing"]:
-        print(f"boardtrace: the capture exited with status {rc}"
-              + ("" if run["finishing"] else " while the program ran"), file=sys.stderr)
-        sys.stderr.flush()
-        os._exit(run["status"] or 10)
-    run["ended"].release()
+def program_argv(opts, args):
+    """python3 SCRIPT ARGS or python3 -m MODULE ARGS, with this
+    interpreter's own options (-X, -W, -O...)."""
+    flags = subprocess._args_from_interpreter_flags()
+    run = ["-m", opts["module"]] if opts["module"] else []
+    script = [] if opts["module"] or not args[0].startswith("-") else ["--"]
+    return [sys.executable, *flags, *run, *script, *args]
 
 
-def main():
-    opts, args = parse(sys.argv[1:])
+def program_env(opts, env):
+    """The program's environment: ours, with the boot folder first on
+    PYTHONPATH and what it is to do; the boot puts PYTHONPATH back."""
+    boot = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_boot")
+    previous = env.get("PYTHONPATH")
+    env[_child.SETTINGS] = json.dumps(
+        {"partial": opts["partial"], "lines": opts["lines"], "pythonpath": previous})
+    env["PYTHONPATH"] = boot + (os.pathsep + previous if previous else "")
+    return env
+
+
+def status_of(wait_status):
+    """(exit status, signal that ended it or 0)."""
+    if os.WIFSIGNALED(wait_status):
+        return 128 + os.WTERMSIG(wait_status), os.WTERMSIG(wait_status)
+    return os.waitstatus_to_exitcode(wait_status), 0
+
+
+def say(text):
+    print(f"boardtrace: {text}", file=sys.stderr, flush=True)
+
+
+def main(argv=None):
+    opts, args = parse(sys.argv[1:] if argv is None else argv)
+    if sys.flags.no_site or sys.flags.ignore_environment:
+        refuse("python3 -S, -E and -I leave out what starts the profiling (a sitecustomize on "
+               "PYTHONPATH): run python3 -m boardtrace without them")
     if opts["module"]:
         import importlib.util
 
+        # The top-level name only: finding pkg.mod would run pkg's
+        # __init__ here, before the program runs it.
+        top = opts["module"].partition(".")[0]
         try:
-            found = importlib.util.find_spec(opts["module"])
+            found = importlib.util.find_spec(top)
         except (ImportError, ValueError):
             found = None
         if not found:
             print(f"boardtrace: no module named {opts['module']}", file=sys.stderr)
             sys.exit(2)
+        inputs = [found.origin] if found.has_location and top == opts["module"] else []
     elif not os.path.isfile(args[0]):
         print(f"boardtrace: {args[0]}: no such file", file=sys.stderr)
         sys.exit(2)
-    where = capture_port() if opts["output"] else None
-    if not where:
-        os.environ.setdefault("TRACY_NO_EXIT", "1")
+    else:
+        inputs = [args[0]]
+    if opts["output"]:
+        check_output(opts["output"], opts["force"], inputs)
+    env = dict(os.environ)
+    where = capture_port(env) if opts["output"] else None
+    env.setdefault("TRACY_NO_EXIT", "1")
     if not opts["system"]:
-        os.environ.setdefault("TRACY_NO_SYS_TRACE", "1")
+        env.setdefault("TRACY_NO_SYS_TRACE", "1")
+    program_env(opts, env)
 
-    import boardtrace
-    from boardtrace import _boardtrace
+    # The program runs in an interpreter of its own, as `python3 SCRIPT`
+    # would: this one starts it and the capture, passes on signals sent to
+    # it, and ends as the program did once the trace is written.
+    sigmask = signal.pthread_sigmask(signal.SIG_BLOCK, PASSED_ON | {signal.SIGCHLD})
+    program = spawn(program_argv(opts, args), env, sigmask)
+    capture = start_capture(*where, opts["output"], opts["compression"], opts["force"],
+                            sigmask) if where else None
+    status = capture_status = None
+    ended_at = None
+    while status is None:
+        if ended_at is None:
+            info = signal.sigwaitinfo(PASSED_ON | {signal.SIGCHLD})
+        else:
+            info = signal.sigtimedwait(PASSED_ON | {signal.SIGCHLD}, 1)
+        if info and info.si_signo != signal.SIGCHLD:
+            # si_pid 0: the terminal's, which the program got too.
+            if info.si_pid not in (0, program):
+                os.kill(program, info.si_signo)
+            continue
+        pid, wait_status = os.waitpid(program, os.WNOHANG)
+        if pid:
+            status = status_of(wait_status)
+            continue
+        if capture_status is None and capture:
+            pid, wait_status = os.waitpid(capture, os.WNOHANG)
+            if pid:
+                capture_status = status_of(wait_status)[0]
+                ended_at = time.monotonic()
+        # A capture that ended before the program: it may be a moment ahead
+        # of the program's own end (it took all the program sent, or saw
+        # the connection of a program dying close); otherwise the program
+        # would wait for it at its end (TRACY_NO_EXIT), its buffers full,
+        # forever.
+        if ended_at is not None and time.monotonic() - ended_at > CAPTURE_GRACE:
+            say(f"the capture exited with status {capture_status} while the program ran; "
+                "the program is stopped")
+            os.kill(program, signal.SIGKILL)
+            os.waitpid(program, 0)
+            sys.exit(10)
+    code, killed_by = status
+    if capture and killed_by and capture_status is None:
+        # Killed, its runtime did not end the session: the capture writes
+        # what it received (or gives up waiting for a connection) now.
+        os.kill(capture, signal.SIGINT)
+    if capture:
+        while capture_status is None:
+            pid, wait_status = os.waitpid(capture, os.WNOHANG)
+            if pid:
+                capture_status = status_of(wait_status)[0]
+                break
+            info = signal.sigwaitinfo(PASSED_ON | {signal.SIGCHLD})
+            if info.si_signo != signal.SIGCHLD:
+                os.kill(capture, signal.SIGINT)  # stops it; what it has is written
+        if capture_status != 0:
+            # The program's death by a signal says more than this.
+            say(f"the capture exited with status {capture_status}")
+            if not killed_by:
+                code = code or 10
+        else:
+            say(f"trace written to {opts['output']}")
+    if killed_by:
+        # Ended by a signal: so does this process, for whoever waits on it
+        # (no core file of ours: the program's is the one).
+        import resource
 
-    # The runtime starts (and listens) here, before the capture does: its
-    # first connection is taken, not refused and retried 100 ms later.
-    _boardtrace.thread_name("MainThread")
-    capture = start_capture(*where, opts["output"], opts["compression"]) if where else None
-    # The program starts now, not once the capture is connected (and the
-    # runtime has measured its timer's rate, some 15 ms): what it emits
-    # meanwhile waits in the runtime's buffers, for a capture that is coming.
-    run = {"status": 0, "finishing": False, "ended": _thread.allocate_lock()}
-    if capture:
-        run["ended"].acquire()
-        _thread.start_new_thread(_boardtrace._run_unprofiled, (watch_capture, capture, run))
-    status = 0
-    try:
-        if not opts["partial"]:
-            boardtrace.enable(opts["lines"])
-        if opts["module"]:
-            sys.argv = [opts["module"]] + args
-            runpy.run_module(opts["module"], run_name="__main__", alter_sys=True)
-        else:
-            sys.argv = args
-            sys.path.insert(0, os.path.dirname(os.path.abspath(args[0])))
-            runpy.run_path(args[0], run_name="__main__")
-    except SystemExit as e:
-        code = e.code
-        if code is None:
-            status = 0
-        elif isinstance(code, int):
-            status = code
-        else:
-            print(code, file=sys.stderr)
-            status = 1
-    except KeyboardInterrupt:
-        traceback.print_exc()
-        status = 128 + signal.SIGINT
-    except BaseException:
-        traceback.print_exc()
-        status = 1
-    finally:
-        boardtrace.disable()
-    run["status"] = status
-    run["finishing"] = True
-    sys.stdout.flush()
-    # Everything the program emitted reaches the capture, which then writes
-    # the file; only then is the trace complete.
-    _boardtrace._finish()
-    if capture:
-        with run["ended"]:
-            print(f"boardtrace: trace written to {opts['output']}", file=sys.stderr)
-    sys.exit(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(killed_by, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_SETMASK, sigmask - {killed_by})
+        os.kill(os.getpid(), killed_by)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {killed_by})
+    sys.exit(code)
 
 
 if __name__ == "__main__":

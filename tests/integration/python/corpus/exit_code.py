@@ -1,0 +1,4 @@
+import sys
+
+print("exiting with 7")
+sys.exit(7)
