@@ -164,12 +164,18 @@ static void verify_uploads(struct btd_buf *cmd, const struct btd_supervisor *s)
  * PYTHONPATH (a failure shows as the program's import error). */
 static void python_layout(struct btd_buf *cmd, const struct btd_supervisor *s)
 {
-    /* Each package's folder, from its files' paths. */
+    /* Each package's folder, from its files' paths (a package's files are
+     * listed together: each folder once). */
     btd_buf_puts(cmd, "mkdir -p");
+    int last = 0;
     for (int i = 0; i < BTD_PYTHON_FILES; i++) {
-        const char *slash = strrchr(btd_python_files[i], '/');
-        btd_buf_printf(cmd, " " BTD_PYTHON_DIR "/%.*s",
-                       slash ? (int)(slash - btd_python_files[i]) : 0, btd_python_files[i]);
+        const char *f = btd_python_files[i], *slash = strrchr(f, '/');
+        int len = slash ? (int)(slash - f) : 0;
+        const char *prev = i ? btd_python_files[i - 1] : "";
+        if (i && len == last && strncmp(f, prev, (size_t)len) == 0)
+            continue;
+        btd_buf_printf(cmd, " " BTD_PYTHON_DIR "/%.*s", len, f);
+        last = len;
     }
     btd_buf_puts(cmd, " && ln -sf \"$D\"/");
     btd_quote_append(cmd, s->program);

@@ -244,8 +244,8 @@ static void python_options_come_before_the_script_or_module(void **state)
         strstr(btd_buf_str(&script),
                " 'python3' -m boardtrace -p -l \"$D\"/'app.py' '-l' 'a b' < /dev/null"));
     assert_non_null(strstr(btd_buf_str(&script),
-                           "mkdir -p bt-python/boardtrace bt-python/boardtrace "
-                           "bt-python/tracy"));
+                           "mkdir -p bt-python/boardtrace bt-python/boardtrace/_boot "
+                           "bt-python/tracy bt-python/tracy_client && "));
     btd_buf_free(&script);
     sup.python_script = NULL;
     sup.python_partial = false;
