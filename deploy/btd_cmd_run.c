@@ -282,9 +282,11 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
 }
 
 /* The command that gets a trace left on the board, ready to paste; with
- * recover, the trace is first rebuilt from the capture's journal. */
+ * recover, the trace is first rebuilt from the capture's journal, which
+ * holds only part of what was received when partial (the capture said its
+ * writing failed). */
 static void fetch_hint(const struct btd_options *o, const char *dir, const char *output,
-                       bool recover)
+                       bool recover, bool partial)
 {
     struct btd_buf b = {0};
     btd_buf_puts(&b, recover ? "boardtrace fetch --recover --host " : "boardtrace fetch --host ");
@@ -303,9 +305,13 @@ static void fetch_hint(const struct btd_options *o, const char *dir, const char 
     btd_quote_append(&b, dir);
     if (recover)
         btd_note("the board's folder %s was left in place with the capture's journal, which "
-                 "holds what it received; once there is room on the board, rebuild and get the "
-                 "trace with:\n  %s",
-                 dir, btd_buf_str(&b));
+                 "holds %s; once there is room on the board, rebuild and get the trace with:\n"
+                 "  %s",
+                 dir,
+                 partial ? "only what it received before writing the journal failed (the "
+                           "capture said so)"
+                         : "what it received",
+                 btd_buf_str(&b));
     else
         btd_note("the board's folder %s was left in place; if the capture wrote its trace, get "
                  "it with:\n  %s",
@@ -591,7 +597,8 @@ int btd_cmd_run(const struct btd_options *o)
     }
     /* A folder lost mid-upload holds no trace: btd_deploy_cleanup_lost named it. */
     if (d.board.dir[0] && !r.pulled && (leave || !connected) && (s.started || connected))
-        fetch_hint(o, d.board.dir, r.output, journal);
+        fetch_hint(o, d.board.dir, r.output, journal,
+                   strstr(btd_buf_str(&s.capture_log), "writing the journal") != NULL);
     if (status == BTD_EXIT_INTERRUPTED && !d.board.dir[0] && !r.pulled)
         btd_note("interrupted during the %s: nothing was captured, and nothing was left on the "
                  "board",

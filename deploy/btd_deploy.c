@@ -225,7 +225,12 @@ static void remove_preflight_folder(struct btd_deploy *d)
     char err[600];
     struct btd_board *b = &d->board;
     bool lost = !d->conn.session || !ssh_is_connected(d->conn.session);
-    if (!lost && b->dir[0] && btd_board_remove_dir(&d->conn, b->dir, err, sizeof err) != 0) {
+    /* A probe that failed with the connection up may still have made it. */
+    int rc = lost ? 0
+             : b->dir[0]
+                 ? btd_board_remove_dir(&d->conn, b->dir, err, sizeof err)
+                 : btd_board_remove_tagged(&d->conn, d->o->remote_dir, d->tag, err, sizeof err);
+    if (rc < 0) {
         lost = !ssh_is_connected(d->conn.session);
         if (!lost)
             btd_warn("%s", err);

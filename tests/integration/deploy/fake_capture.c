@@ -8,8 +8,8 @@
  * to finish now (as tracy-capture saves at once on SIGINT). A stream whose
  * first line ends in "disk-full" is kept in FILE.journal instead, with
  * boardtrace-capture's exit status 8 and message for a file it could not
- * write; --recover JOURNAL -o FILE [-f] then makes FILE of it, as
- * boardtrace-capture does. Named with "hostile", it ends with
+ * write (with "journal-cut" before it: and a journal cut short); --recover JOURNAL -o FILE [-f]
+ * then makes FILE of it, as boardtrace-capture does. Named with "hostile", it ends with
  * boardtrace-capture's closing line carrying terminal escapes where a
  * client's words (its Tracy release) or a path would be. */
 #define _GNU_SOURCE
@@ -169,11 +169,21 @@ int main(int argc, char **argv)
         char journal[4200];
         snprintf(journal, sizeof journal, "%s.journal", out);
         rename(out, journal);
-        fprintf(stderr,
-                "boardtrace-capture: cannot write %s: No space left on device\n"
-                "boardtrace-capture: what was received is in %s; once the problem is fixed: "
-                "boardtrace-capture --recover %s -o %s\n",
-                out, journal, journal, out);
+        if (strstr(head, " journal-cut "))
+            fprintf(stderr,
+                    "boardtrace-capture: writing the journal %s failed (No space left on "
+                    "device); it was stopped, and holds only what came before\n"
+                    "boardtrace-capture: cannot write %s: No space left on device\n"
+                    "boardtrace-capture: only what was received before writing the journal "
+                    "failed is in %s; once the problem is fixed, boardtrace-capture --recover "
+                    "%s -o %s rebuilds that part\n",
+                    journal, out, journal, journal, out);
+        else
+            fprintf(stderr,
+                    "boardtrace-capture: cannot write %s: No space left on device\n"
+                    "boardtrace-capture: what was received is in %s; once the problem is "
+                    "fixed: boardtrace-capture --recover %s -o %s\n",
+                    out, journal, journal, out);
         return 8;
     }
     if (strstr(argv[0], "hostile")) {

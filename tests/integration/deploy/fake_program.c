@@ -102,9 +102,13 @@ int main(int argc, char **argv)
     int c = accept(fd, NULL, NULL);
     char line[64];
     /* BT_TEST_DISK_FULL: the capture double fails to write its file as on
-     * a full disk, keeping what it received in its journal. */
+     * a full disk, keeping what it received in its journal; =cut: its
+     * journal too was cut short. */
+    const char *full = getenv("BT_TEST_DISK_FULL");
     int n = snprintf(line, sizeof line, "BTFAKE %d%s\n", events,
-                     getenv("BT_TEST_DISK_FULL") ? " disk-full" : "");
+                     !full                 ? ""
+                     : strcmp(full, "cut") ? " disk-full"
+                                           : " journal-cut disk-full");
     if (write(c, line, (size_t)n) != n)
         return 102;
     for (int i = 0; i < events; i++) {

@@ -335,6 +335,29 @@ static void a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover(
     result_free(&r);
 }
 
+/* As above, but the capture said its journal was cut short too: run does not
+ * claim the journal holds what the capture received. */
+static void a_journal_the_capture_said_was_cut_short_is_not_said_to_be_whole(void **state)
+{
+    (void)state;
+    char remote_dir[600], out[600];
+    snprintf(remote_dir, sizeof remote_dir, "%s/journal-cut-runs", work);
+    snprintf(out, sizeof out, "%s/journal-cut.tracy", work);
+    assert_int_equal(mkdir(remote_dir, 0700), 0);
+    const char *argv[] = {boardtrace,     "run",      "--host",        board.target,
+                          "-i",           board.key,  "--known-hosts", board.known_hosts,
+                          "--remote-dir", remote_dir, "--capture",     capture,
+                          "-o",           out,        "--env",         "BT_TEST_DISK_FULL=cut",
+                          program,        NULL};
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
+    assert_status(&r, 10);
+    assert_said(&r, "holds only what it received before writing the journal failed");
+    assert_null(strstr(r.err, "journal, which holds what it received"));
+    assert_int_equal(count_run_dirs(remote_dir), 1);
+    result_free(&r);
+}
+
 /* The connection is cut in the middle of the upload: nothing runs on the
  * board yet, so run connects again and removes the folder with the partial
  * upload instead of leaving it there for good. */
@@ -663,6 +686,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(a_hostile_folder_name_reaches_the_terminal_escaped),
         cmocka_unit_test(fetch_refuses_an_existing_output_without_force),
         cmocka_unit_test(a_capture_that_kept_its_journal_leaves_the_folder_for_fetch_recover),
+        cmocka_unit_test(a_journal_the_capture_said_was_cut_short_is_not_said_to_be_whole),
         cmocka_unit_test(a_connection_cut_mid_upload_leaves_no_folder_on_the_board),
         cmocka_unit_test(a_connection_cut_during_the_preflight_leaves_no_folder_on_the_board),
         cmocka_unit_test(a_run_whose_host_went_away_goes_on_until_fetch_stops_it),
