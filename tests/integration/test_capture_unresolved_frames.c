@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -84,6 +85,39 @@ static void file_0_11_1_keeps_each_frame_by_its_address(void **state)
     file_keeps_each_frame_by_its_address(run.path11);
 }
 
+static void no_change(void *ctx, const struct btc_trace *t, uint64_t addr,
+                      struct btc_rewrite_sub *sub, unsigned n)
+{
+    (void)ctx, (void)t, (void)addr, (void)sub, (void)n;
+}
+
+/* Naming frames rewrites the file: a 0.10.0 file keeps its single-stream
+ * container (0.10's GUI and csvexport refused the newer one, "not a Tracy
+ * dump", after run named a stripped program's frames), and its content. */
+static void a_rewritten_0_10_file_keeps_its_container(void **state)
+{
+    (void)state;
+    char in[4200], out[4200], err[512];
+    snprintf(in, sizeof in, "%s/legacy-in.tracy", run.dir);
+    snprintf(out, sizeof out, "%s/legacy-out.tracy", run.dir);
+    assert_int_equal(
+        btc_tracy_write(&run.cap.model, in, BTC_FILE_VERSION_0_10_0, NULL, err, sizeof err), 0);
+    struct btc_rewrite rw = {.frame = no_change};
+    assert_int_equal(btc_tracy_rewrite(in, out, &rw, err, sizeof err), 0);
+    FILE *f = fopen(out, "rb");
+    assert_non_null(f);
+    uint8_t magic[4] = {0};
+    assert_int_equal(fread(magic, 1, 4, f), 4);
+    fclose(f);
+    assert_memory_equal(magic, "tZst", 4);
+    struct btc_trace t;
+    assert_int_equal(btc_tracy_read(out, &t, NULL, NULL, err, sizeof err), 0);
+    assert_int_equal(t.zones, run.cap.model.zone_count);
+    btc_trace_free(&t);
+    unlink(in);
+    unlink(out);
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -98,6 +132,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(the_capture_completes_with_every_frame_answered),
         cmocka_unit_test(file_0_14_0_keeps_each_frame_by_its_address),
         cmocka_unit_test(file_0_11_1_keeps_each_frame_by_its_address),
+        cmocka_unit_test(a_rewritten_0_10_file_keeps_its_container),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     replay_capture_free(&run);

@@ -4,6 +4,7 @@
  * memory bound, and the entry points (btc_tracy_read*, btc_tracy_rewrite). */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -340,6 +341,17 @@ int btc_tracy_rewrite(const char *in, const char *out, const struct btc_rewrite 
     }
     int rc = BTC_OK;
     if (out) {
+        /* The copy keeps the original's container and compression: a 0.10
+         * file rewritten in the newer container is one 0.10's GUI and
+         * csvexport refuse ("not a Tracy dump"). */
+        uint8_t head[5] = {0};
+        size_t got = fread(head, 1, sizeof head, r.f);
+        rewind(r.f);
+        memset(&w, 0, sizeof w);
+        bool legacy_lz4 = got >= 4 && memcmp(head, btc_file_magic_legacy_lz4, 4) == 0;
+        w.legacy = legacy_lz4 || (got >= 4 && memcmp(head, btc_file_magic_legacy_zstd, 4) == 0);
+        w.lz4 = legacy_lz4 || (got == 5 && memcmp(head, btc_file_magic, 4) == 0 &&
+                               head[4] == BTC_FILE_COMPRESS_LZ4);
         rc = btc_fw_begin(&w, out, tmp, sizeof tmp, err, errlen);
         if (rc >= 0) {
             r.out = &w;
