@@ -93,6 +93,25 @@ static void a_dynamic_program_runs_on_the_boards_own_glibc(void **state)
     result_free(&r);
 }
 
+/* A client that behaves on the network as upstream's (the runtime's test
+ * switch: [::1] alone under run's TRACY_ONLY_LOCALHOST, a broadcast that the
+ * environment cannot stop) is captured whole on a board with its own
+ * OpenSSH and glibc, and the summary names its UDP socket. */
+static void an_upstream_like_client_on_ipv6_loopback_alone_is_captured(void **state)
+{
+    (void)state;
+    char out[600];
+    snprintf(out, sizeof out, "%s/upstream-net.tracy", work);
+    const char *rest[] = {"-o", out,   "--env", "BOARDTRACE_TEST_UPSTREAM_NET=1", demo, "--",
+                          "-f", "200", NULL};
+    struct result r = run_on(&board, rest);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.err, " (6200 zones, 202 frames)\n"));
+    assert_non_null(strstr(r.err, "  capture   complete in "));
+    assert_non_null(strstr(r.err, "  network   the program holds a UDP socket"));
+    result_free(&r);
+}
+
 /* tracy/Tracy.hpp in a C++ program on the board's own libstdc++: every
  * macro's events arrive (23 zones, as test_runtime_session counts them). */
 static void a_cpp_program_runs_on_the_boards_own_libstdcxx(void **state)
@@ -551,6 +570,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(check_names_the_boards_own_glibc_and_loader),
         cmocka_unit_test(a_dynamic_program_runs_on_the_boards_own_glibc),
+        cmocka_unit_test(an_upstream_like_client_on_ipv6_loopback_alone_is_captured),
         cmocka_unit_test(a_cpp_program_runs_on_the_boards_own_libstdcxx),
         cmocka_unit_test(live_goes_through_the_boards_own_openssh),
         cmocka_unit_test(a_glibc_older_than_the_programs_is_refused_before_the_upload),

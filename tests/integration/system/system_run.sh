@@ -42,4 +42,16 @@ for t in demo-main executor-1 executor-2 executor-3; do
     [ "${n:-0}" -gt 0 ] || fail "no context switches of the demo's thread $t"
     say "context switches of $t: $n"
 done
+# A client that behaves on the network as upstream's (the runtime's test
+# switch: [::1] alone under TRACY_ONLY_LOCALHOST, a broadcast the environment
+# cannot stop; the board's network is qemu's, so it goes to 127.255.255.255
+# there): captured whole on a real kernel, its UDP socket named.
+bounded upstream 300 bt run --capture "$capture" -f -o "$work/upstream.tracy" \
+    --env BOARDTRACE_TEST_UPSTREAM_NET=1 "$demo" -- -f 100
+cat "$out"
+[ "$rc" = 0 ] || fail "boardtrace run of the upstream-like client exited $rc"
+grep -q "^  events    [0-9]* (3100 zones, 102 frames)" "$out" ||
+    fail "the upstream-like client's trace is not whole (3100 zones, 102 frames expected)"
+grep -q "^  network   the program holds a UDP socket" "$out" ||
+    fail "the upstream-like client's UDP socket was not named"
 say "passed on the $arch board"
