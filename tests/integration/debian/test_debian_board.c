@@ -473,6 +473,60 @@ static void a_python_script_runs_on_the_boards_own_python3(void **state)
                            "_boardtrace.cpython-313-riscv64-linux-gnu.so");
 }
 
+/* tt-metal's Python as its Tracy guide writes it, on the board's own
+ * python3 through `run --python -p`: `from tracy import signpost,
+ * Profiler`, signposts around a Profiler enable/disable, written for
+ * tt-metal's 0.10 GUI. The signposts come out in boardtrace-report
+ * signposts, only the enabled function's calls are zones, and the file
+ * reads as 0.10.0. */
+static void a_tt_metal_style_script_runs_as_its_guide_writes_it(void **state)
+{
+    (void)state;
+    static const char script_text[] = "from tracy import signpost, Profiler\n"
+                                      "def inside():\n"
+                                      "    return sum(range(10))\n"
+                                      "def outside():\n"
+                                      "    return 1\n"
+                                      "signpost('start', 'before the profiler')\n"
+                                      "outside()\n"
+                                      "profiler = Profiler()\n"
+                                      "profiler.enable()\n"
+                                      "for _ in range(3):\n"
+                                      "    inside()\n"
+                                      "profiler.disable()\n"
+                                      "outside()\n"
+                                      "signpost('end')\n"
+                                      "print('tt-metal style done')\n";
+    char script[600], out[600];
+    snprintf(script, sizeof script, "%s/tt_style.py", work);
+    snprintf(out, sizeof out, "%s/tt-style.tracy", work);
+    assert_int_equal(write_file(script, script_text, sizeof script_text - 1), 0);
+    const char *rest[] = {"-o", out, "--file-version", "0.10.0", "--python", "-p", script, NULL};
+    struct result r = run_on(&board, rest);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, "tt-metal style done\n"));
+    assert_non_null(strstr(r.err, "opens in  Tracy 0.10.0 and later"));
+    result_free(&r);
+    const char *argv[] = {report, "signposts", out, NULL};
+    assert_int_equal(run_command((char *const *)argv, work, 120, &r), 0);
+    assert_status(&r, 0);
+    assert_non_null(strstr(r.out, "start"));
+    assert_non_null(strstr(r.out, "before the profiler"));
+    assert_non_null(strstr(r.out, "end"));
+    result_free(&r);
+    struct named_zones in = {"inside", "tt_style.py", 0, 0},
+                       outz = {"outside", "tt_style.py", 0, 0};
+    struct btc_trace t;
+    char err[512];
+    assert_int_equal(btc_tracy_read(out, &t, count_named, &in, err, sizeof err), 0);
+    assert_int_equal(t.version, BTC_FILE_VERSION_0_10_0);
+    btc_trace_free(&t);
+    assert_int_equal(btc_tracy_read(out, &t, count_named, &outz, err, sizeof err), 0);
+    btc_trace_free(&t);
+    assert_int_equal(in.all, 3);
+    assert_int_equal(outz.all, 0);
+}
+
 /* The same on the arm64 board: bookworm's own python3 (3.11) with the
  * extension the aarch64 board build made against bookworm's headers, its
  * capture doing the capturing. A board build that lacks either fails here,
@@ -575,6 +629,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(live_goes_through_the_boards_own_openssh),
         cmocka_unit_test(a_glibc_older_than_the_programs_is_refused_before_the_upload),
         cmocka_unit_test(a_python_script_runs_on_the_boards_own_python3),
+        cmocka_unit_test(a_tt_metal_style_script_runs_as_its_guide_writes_it),
         cmocka_unit_test(a_python_script_runs_on_the_arm64_boards_own_python3),
         cmocka_unit_test(a_python_script_that_raises_fails_with_its_traceback_and_the_trace_kept),
         cmocka_unit_test(a_python_other_than_the_extensions_is_refused_before_the_upload),
