@@ -705,7 +705,7 @@ static void the_summary_shows_the_captures_words_escaped(void **state)
     struct result r;
     assert_int_equal(run_command((char *const *)argv, work, 180, &r), 0);
     assert_status(&r, 0);
-    const char *summary = strstr(r.out, "boardtrace run summary");
+    const char *summary = strstr(r.err, "boardtrace run summary");
     assert_non_null(summary);
     bool raw = false;
     for (const unsigned char *p = (const unsigned char *)summary; *p; p++)
