@@ -626,7 +626,8 @@ int main(int argc, char **argv)
     }
     if (cap.drain_cut)
         fprintf(stderr,
-                "boardtrace-capture: stopped: %llu frames that had come were not decoded within "
+                "boardtrace-capture: stopped: at least %llu frames that had come were not decoded "
+                "within "
                 "the bound and are not in %s%s%s\n",
                 (unsigned long long)cap.undecoded_frames, output,
                 use_journal ? "; the journal keeps all of it: boardtrace-capture --recover " : "",
