@@ -31,6 +31,10 @@ int main(int argc, char **argv)
             o.protocol = argv[++i];
         else if (!strcmp(argv[i], "--unconverted"))
             o.unconverted = 1;
+        else if (!strcmp(argv[i], "--unresolved-frames"))
+            o.unresolved_frames = 1;
+        else if (!strcmp(argv[i], "--hostile-addresses"))
+            o.hostile_addresses = 1;
         else if (argv[i][0] != '-' && !o.data_dir)
             o.data_dir = argv[i];
         else {
@@ -38,7 +42,8 @@ int main(int argc, char **argv)
                     "usage: %s DATA_DIR [--port N] [--pause-after EVENTS [--corrupt] [--bad-frame] "
                     "[--cut-frame]] "
                     "[--slow-terminate] [--unsolicited-mib N] [--handshake-status S] "
-                    "[--protocol N]\n",
+                    "[--protocol N] [--unconverted] [--unresolved-frames] "
+                    "[--hostile-addresses]\n",
                     argv[0]);
             return 2;
         }

@@ -137,6 +137,45 @@ static size_t event_size(const uint8_t *p, size_t left)
     return fixed;
 }
 
+uint64_t bt_replay_hostile(uint64_t a)
+{
+    static const uint64_t tags[4] = {0, 0x9A3C000000000000ull, 0x8000000000000000ull,
+                                     0x4000000000000000ull};
+    return a ^ tags[(a >> 4) & 3];
+}
+
+/* Gives the recording's callstack addresses and allocation pointers their
+ * hostile form, in place (0.14.0's event layout). */
+static int make_hostile(uint8_t *stream, size_t len)
+{
+    uint64_t allocs = 0;
+    for (size_t pos = 0; pos < len;) {
+        uint8_t *p = stream + pos;
+        size_t n = event_size(p, len - pos);
+        if (!n || n > len - pos)
+            return -1;
+        unsigned t = p[0];
+        if (t == BT_EV_CALLSTACK_PAYLOAD || t == BT_EV_CALLSTACK_ALLOC_PAYLOAD) {
+            size_t head = bt_wire_event_size[t] + (bt_wire_event_has_long_length(t) ? 4 : 2);
+            for (size_t k = head; k + 8 <= n; k += 8)
+                bt_wire_put_u64(p + k, bt_replay_hostile(bt_wire_get_u64(p + k)));
+        } else if (t >= BT_EV_MEM_ALLOC && t <= BT_EV_MEM_FREE_CALLSTACK_NAMED) {
+            /* type, time (8), thread (4), pointer (8), then an allocation's
+             * size (6) */
+            uint64_t ptr = bt_wire_get_u64(p + 13);
+            int alloc = t == BT_EV_MEM_ALLOC || t == BT_EV_MEM_ALLOC_NAMED ||
+                        t == BT_EV_MEM_ALLOC_CALLSTACK || t == BT_EV_MEM_ALLOC_CALLSTACK_NAMED;
+            if (alloc && allocs++ % 4 == 0) {
+                bt_wire_put_u32(p + 21, UINT32_MAX);
+                bt_wire_put_u16(p + 25, UINT16_MAX);
+            }
+            bt_wire_put_u64(p + 13, bt_replay_hostile(ptr));
+        }
+        pos += n;
+    }
+    return 0;
+}
+
 static int is_staged(unsigned t)
 {
     return t >= BT_EV_SINGLE_STRING_DATA && t <= BT_EV_SECOND_STRING_DATA8;
@@ -493,6 +532,10 @@ int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsig
             ring_off = 0;
         off += 4 + n;
     }
+    if (r->opts.hostile_addresses && make_hostile(r->stream, r->stream_len) < 0) {
+        snprintf(err, errlen, "recording: an event could not be measured");
+        goto done_dec;
+    }
     if (keys && rq.source_ids && rq.source_names && split(r, keys, nkeys, &rq, err, errlen) == 0 &&
         precompress(r) == 0 && index_answers(r) == 0)
         rc = 0;
@@ -670,6 +713,28 @@ static int batch_add(struct batch *b, const uint8_t *p, size_t n)
     memcpy(b->p + b->len, p, n);
     b->len += n;
     return 0;
+}
+
+/* Copies the answer group g into b, its CallstackFrameSize's address made
+ * the one asked for (a hostile address answered by its recorded frame). */
+static int add_frame_answer(struct bt_replay *r, struct batch *b, const struct group *g,
+                            uint64_t asked)
+{
+    size_t at = b->len;
+    if (batch_add(b, r->stream + g->off, g->len) < 0)
+        return -1;
+    for (size_t pos = at; pos < b->len;) {
+        uint8_t *p = b->p + pos;
+        size_t n = event_size(p, b->len - pos);
+        if (!n)
+            return -1;
+        if (p[0] == BT_EV_CALLSTACK_FRAME_SIZE) {
+            bt_wire_put_u64(p + 1, asked);
+            return 0;
+        }
+        pos += n;
+    }
+    return -1;
 }
 
 static const struct group *find_answer(const struct bt_replay *r, int type, uint64_t key)
@@ -850,6 +915,14 @@ int bt_replay_serve(struct bt_replay *r, char *err, size_t errlen)
                     goto out;
                 }
                 const struct group *g = find_answer(r, type, key);
+                if (!g && type == BT_QUERY_CALLSTACK_FRAME && r->opts.hostile_addresses) {
+                    g = find_answer(r, type, bt_replay_hostile(key));
+                    if (g) {
+                        if (add_frame_answer(r, &b, g, key) < 0)
+                            goto out;
+                        continue;
+                    }
+                }
                 if (!g && type == BT_QUERY_SYMBOL_CODE) {
                     uint8_t na = BT_EV_ACK_SYMBOL_CODE_NOT_AVAILABLE;
                     if (batch_add(&b, &na, 1) < 0)

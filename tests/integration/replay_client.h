@@ -32,7 +32,20 @@ struct bt_replay_opts {
     /* Answer every callstack frame with zero subframes, as upstream's
      * clients do for a frame they cannot resolve (a stripped program). */
     int unresolved_frames;
+    /* Send callstack frame addresses and allocation pointers with top bits
+     * that are not a sign extension, as arm64 pointer authentication, tags
+     * and a RISC-V unwinder's garbage give them (bt_replay_hostile); the
+     * first allocation and every fourth get a size of 2^48 - 1 (a negative
+     * one). Frames asked
+     * for at such an address are answered from the recording's frame. */
+    int hostile_addresses;
 };
+
+/* The address the client sends for a in hostile_addresses mode: a with its
+ * top bits xored with one of four patterns (none; a pointer-authentication
+ * code in bits 48 to 63; bit 63; bit 62), chosen by bits 4 and 5, which it
+ * leaves alone: applied twice it gives a back. */
+uint64_t bt_replay_hostile(uint64_t a);
 
 /* Loads the recording and starts listening; *port receives the port. */
 int bt_replay_open(struct bt_replay **out, const struct bt_replay_opts *o, unsigned *port,

@@ -611,6 +611,17 @@ int main(int argc, char **argv)
                 "symbols where it runs): kept by address; boardtrace-report symbolize names "
                 "them from the unstripped program\n",
                 (unsigned long long)cap.model.callstacks.frames_unresolved);
+    if (cap.model.callstacks.frames_retagged)
+        fprintf(stderr,
+                "boardtrace-capture: %llu callstack frame addresses had top bits that are not a "
+                "sign extension (a pointer-authentication code, a tag, or an unwinder's garbage): "
+                "filed with bits 56 to 63 copied from bit 55, as every Tracy loader reads them\n",
+                (unsigned long long)cap.model.callstacks.frames_retagged);
+    if (cap.model.mem_sizes_unknown)
+        fprintf(stderr,
+                "boardtrace-capture: %llu allocations had a size of 128 TiB or more (a negative "
+                "size, or garbage), which Tracy's loaders refuse: kept, with size 0\n",
+                (unsigned long long)cap.model.mem_sizes_unknown);
 
     /* The stream is over: its decoder's 768 KiB ring makes way for the
      * file writer's compressor (the decoder's counts stay readable). */

@@ -45,7 +45,40 @@ static const uint8_t btc_file_magic_legacy_lz4[BTC_FILE_MAGIC_SIZE] = {0x74, 0x6
 #define BTC_STRREF_IDX    0x01u
 #define BTC_STRREF_ACTIVE 0x02u
 
-/* Callstack frame ids: a 62-bit address and two flag bits (notes 8.5). */
+/* Callstack frame ids: a 62-bit address and two flag bits (notes 8.5). A
+ * loader gives the address back with bits 61 and 60 copied to 63 and 62, so
+ * only an address whose top two bits repeat the next two survives the trip;
+ * upstream's server asserts on any other. */
 #define BTC_FRAME_ID_MASK 0x3FFFFFFFFFFFFFFFull
+
+/* Whether a frame id keeps addr whole. */
+static inline int btc_frame_id_keeps(uint64_t addr)
+{
+    return ((addr & 0x3000000000000000ull) << 2) == (addr & 0xC000000000000000ull);
+}
+
+/* The address a frame is filed under. One whose top bits are not a sign
+ * extension (an arm64 pointer-authentication code, a top-byte tag, RISC-V
+ * pointer masking, or an unwinder's garbage) has its top byte made a copy
+ * of bit 55 again: its tag goes, the address stays, and every loader reads
+ * it back as it was filed. */
+static inline uint64_t btc_frame_address(uint64_t addr)
+{
+    if (btc_frame_id_keeps(addr))
+        return addr;
+    return (uint64_t)((int64_t)(addr << 8) >> 8);
+}
+
+/* The frame id filed for a frame address. */
+static inline uint64_t btc_frame_id(uint64_t addr)
+{
+    return btc_frame_address(addr) & BTC_FRAME_ID_MASK;
+}
+
+/* Allocation sizes a loader holds: upstream's asserts on 2^47 and above.
+ * (It also sums sizes in a double to draw the memory plot, asserting that
+ * the sum never goes below zero: sizes near this bound lose their low bits
+ * there, so an impossible size is filed as 0, not as this bound.) */
+#define BTC_MEM_SIZE_MAX ((1ull << 47) - 1)
 
 #endif

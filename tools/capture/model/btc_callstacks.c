@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "btc_code.h"
+#include "btc_format.h"
 #include "btc_model.h"
 #include "btc_model_parts.h"
 
@@ -73,6 +74,7 @@ int btcm_query_frame(struct btc_model *m, uint64_t addr)
         btcm_query_raw(m, BT_QUERY_CALLSTACK_FRAME, addr, 0) < 0)
         return -1;
     c->frames_asked++;
+    c->frames_retagged += !btc_frame_id_keeps(addr);
     return 0;
 }
 

@@ -49,6 +49,7 @@ struct btc_callstacks {
     struct btc_texts frames;       /* resolved frames, one packed record each */
     uint64_t frames_resolved;
     uint64_t frames_unresolved; /* of those, answered with no subframes: "0x..." */
+    uint64_t frames_retagged;   /* asked at addresses no frame id keeps (btc_frame_address) */
 
     /* The frame being answered: its subframes arrive one event each. */
     int staging;

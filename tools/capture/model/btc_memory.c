@@ -1,6 +1,7 @@
 /* Memory events: allocations and frees per pool (the default one or a
  * named one), with their callstacks, and discards of a whole pool. */
 #define _GNU_SOURCE
+#include "btc_format.h"
 #include "btc_model.h"
 #include "btc_model_parts.h"
 
@@ -70,6 +71,13 @@ int btc_memory_event(struct btc_model *m, const struct btc_event *ev, char *err,
     btcm_see_time(m, ev->time);
     if (alloc) {
         uint64_t size = bt_wire_get_u32(ev->p + 21) | ((uint64_t)bt_wire_get_u16(ev->p + 25) << 32);
+        /* No board has 128 TiB: such a size is a negative one or garbage,
+         * which upstream's loader asserts on. The allocation is kept, its
+         * size unknown (0: see BTC_MEM_SIZE_MAX). */
+        if (size > BTC_MEM_SIZE_MAX) {
+            size = 0;
+            m->mem_sizes_unknown++;
+        }
         if (btc_map_get(&pool->live, ptr)) {
             if (!(m->welcome.flags & BT_WELCOME_FLAG_IGNORE_MEM_FAULTS))
                 return btcm_fail(ev, err, errlen,

@@ -213,6 +213,7 @@ struct btc_model {
     struct btc_vec pools; /* struct btc_pool */
     struct btc_map pool_index;
     uint64_t pending_pool_name; /* MemNamePayload, 0 none */
+    uint64_t mem_sizes_unknown; /* allocations of 2^47 bytes or more, kept with size 0 */
     uint32_t pending_serial_callstack;
     struct btc_vec locks; /* struct btc_lock */
     struct btc_map lock_index;

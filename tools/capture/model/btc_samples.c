@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "btc_format.h"
 #include "btc_model.h"
 #include "btc_model_parts.h"
 
@@ -52,11 +53,12 @@ int btc_samples_event(struct btc_model *m, const struct btc_event *ev, char *err
         th->last_sample = time;
     th->samples++;
     th->ctx_samples += ctx_switch;
-    /* The top frame's address: a kernel one has its top bit set. */
+    /* The top frame's address: a kernel one has its top bit set (as the
+     * file keeps it: a tag is not a kernel address). */
     uint32_t len;
     const char *cs = btc_strtab_get(&m->callstacks.stacks, callstack - 1, &len);
     uint64_t top = cs && len >= 8 ? bt_wire_get_u64((const uint8_t *)cs) : 0;
-    th->kernel_samples += top >> 63;
+    th->kernel_samples += btc_frame_address(top) >> 63;
     m->samples.count++;
     m->samples.ctx_count += ctx_switch;
     btcm_see_time(m, time);
