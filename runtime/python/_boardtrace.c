@@ -22,7 +22,7 @@
 #include <boardtrace/trace.h>
 
 #include "py_zones.h"
-#include "runtime.h"
+#include "lifetime/start.h"
 
 /* ---- source locations made at run time, kept forever -------------------- */
 

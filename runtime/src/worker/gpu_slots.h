@@ -1,11 +1,11 @@
-/* GPU slots as the worker encodes them (gpu.c). */
-#ifndef BT_GPU_H
-#define BT_GPU_H
+/* GPU slots as the worker encodes them (gpu_slots.c). */
+#ifndef BT_GPU_SLOTS_H
+#define BT_GPU_SLOTS_H
 
 #include <stdint.h>
 
-#include "encoder.h"
-#include "runtime.h"
+#include "encode/encoder.h"
+#include "core/runtime.h"
 
 /* Whether a GPU wire type rides the thread's time chain (the worker sends
  * the thread's context, and binds a callstack to the thread, first). */

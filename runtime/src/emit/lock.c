@@ -7,8 +7,9 @@
 #include <string.h>
 
 #include "boardtrace/wire.h"
-#include "runtime.h"
-#include "timer.h"
+#include "core/timer.h"
+#include "emit.h"
+#include "lifetime/start.h"
 
 static int lock_emit(uint8_t kind, const struct bt_lock *lock, uint64_t b)
 {

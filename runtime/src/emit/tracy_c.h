@@ -9,9 +9,8 @@
 #endif
 #include "tracy/TracyC.h"
 
-#include "runtime.h"
-
-#define CALLER ((uintptr_t)__builtin_return_address(0))
+#include "emit.h"
+#include "lifetime/start.h"
 
 #define SRCLOC(s) ((const struct bt_srcloc *)(const void *)(s))
 

@@ -22,12 +22,14 @@
 #include <unistd.h>
 
 #include "boardtrace/wire.h"
-#include "encoder.h"
-#include "env.h"
+#include "encode/encoder.h"
+#include "core/env.h"
 #include "perf_ring.h"
-#include "runtime.h"
+#include "core/runtime.h"
 #include "switch_mend.h"
-#include "timer.h"
+#include "symbols/callstack.h"
+#include "sysinfo.h"
+#include "core/timer.h"
 #include "tracepoint.h"
 
 #ifndef TRACY_SAMPLING_HZ
@@ -137,30 +139,6 @@ static void say_missing(const char *what, int err)
                               : strerror(err));
 }
 
-static int cpu_count(void)
-{
-    long n = sysconf(_SC_NPROCESSORS_CONF);
-    return n < 1 ? 1 : n > 256 ? 256 : (int)n;
-}
-
-/* A number alone in a file (no scanf: it would bring 45 KB of libc's
- * float parsing into every traced static program). */
-static unsigned long read_ulong(const char *path, unsigned long fallback)
-{
-    FILE *f = fopen(path, "r");
-    char text[32];
-    unsigned long v = fallback;
-    if (f && fgets(text, sizeof text, f)) {
-        char *end;
-        unsigned long n = strtoul(text, &end, 10);
-        if (end != text)
-            v = n;
-    }
-    if (f)
-        fclose(f);
-    return v;
-}
-
 static void attr_init(struct perf_event_attr *a, uint32_t type, uint64_t config)
 {
     memset(a, 0, sizeof *a);
@@ -193,7 +171,7 @@ static void open_sampling(int pid)
 {
     unsigned long hz = bt_env_number("TRACY_SAMPLING_HZ", 1, 1000000, TRACY_SAMPLING_HZ,
                                      "a rate in Hz", "the default, " VALUE_OF(TRACY_SAMPLING_HZ));
-    unsigned long max = read_ulong("/proc/sys/kernel/perf_event_max_sample_rate", hz);
+    unsigned long max = bt_sysinfo_read_ulong("/proc/sys/kernel/perf_event_max_sample_rate", hz);
     if (max > 0 && hz > max)
         hz = max;
     /* The CPU clock counts nanoseconds of a thread's CPU time: a fixed
@@ -687,7 +665,7 @@ void bt_systrace_start(void)
 #else
     if (env_flag("TRACY_NO_SYS_TRACE"))
         return;
-    st.ncpus = cpu_count();
+    st.ncpus = bt_sysinfo_cpu_count();
     st.ticks_per_ns = 1.0;
     st.rate_err = INFINITY;
     int pid = (int)getpid();
@@ -752,23 +730,16 @@ uint64_t bt_systrace_sampling_period_ns(void)
 
 /* ---- per session --------------------------------------------------------- */
 
-static unsigned long topology_value(int cpu, const char *name)
-{
-    char path[128];
-    snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu%d/topology/%s", cpu, name);
-    return read_ulong(path, 0);
-}
-
 void bt_systrace_session_begin(struct bt_encoder *e, uint32_t thread, int64_t time)
 {
-    int n = cpu_count();
+    int n = bt_sysinfo_cpu_count();
     char path[96];
     snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/topology/physical_package_id");
     if (access(path, R_OK) == 0)
         for (int cpu = 0; cpu < n; cpu++)
-            bt_enc_cpu_topology(e, (uint32_t)topology_value(cpu, "physical_package_id"),
-                                (uint32_t)topology_value(cpu, "die_id"),
-                                (uint32_t)topology_value(cpu, "core_id"), (uint32_t)cpu);
+            bt_enc_cpu_topology(e, (uint32_t)bt_sysinfo_topology(cpu, "physical_package_id"),
+                                (uint32_t)bt_sysinfo_topology(cpu, "die_id"),
+                                (uint32_t)bt_sysinfo_topology(cpu, "core_id"), (uint32_t)cpu);
     if (!st.missing[0])
         return;
     char text[600];
@@ -776,41 +747,4 @@ void bt_systrace_session_begin(struct bt_encoder *e, uint32_t thread, int64_t ti
     bt_enc_thread_context(e, thread);
     bt_enc_message(e, time, text, (size_t)len, BT_MSG_SOURCE_TRACY | BT_MSG_SEVERITY_WARNING << 4,
                    0, 0, 0);
-}
-
-static void read_comm(const char *path, char *out, size_t n)
-{
-    FILE *f = fopen(path, "r");
-    if (f && fgets(out, (int)n, f)) {
-        out[strcspn(out, "\n")] = 0;
-    } else {
-        snprintf(out, n, "???");
-    }
-    if (f)
-        fclose(f);
-}
-
-void bt_systrace_external_name(uint32_t tid, char *thread, size_t thread_size, char *process,
-                               size_t process_size, uint32_t *pid)
-{
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%u/comm", tid);
-    read_comm(path, thread, thread_size);
-    *pid = 0;
-    snprintf(path, sizeof path, "/proc/%u/status", tid);
-    FILE *f = fopen(path, "r");
-    char line[256];
-    while (f && fgets(line, sizeof line, f))
-        if (strncmp(line, "Tgid:", 5) == 0) {
-            *pid = (uint32_t)strtoul(line + 5, NULL, 10);
-            break;
-        }
-    if (f)
-        fclose(f);
-    if (*pid) {
-        snprintf(path, sizeof path, "/proc/%u/comm", *pid);
-        read_comm(path, process, process_size);
-    } else {
-        snprintf(process, process_size, "???");
-    }
 }

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "encoder.h"
+#include "encode/encoder.h"
 
 #define BT_CODE_SYMBOL_MAX (128u * 1024u)
 #define BT_CODE_NAME_MAX   4096u /* longer DataTransfer names are refused */
@@ -39,10 +39,16 @@ struct bt_code {
     char *data;
     size_t data_size, data_len;
     int pipe[2]; /* for copying symbol code without faulting */
+    /* Whether the debug information of a loaded module names a file (then
+     * it may be sent); NULL: none does. */
+    int (*names_file)(const char *path);
 };
 
-/* enabled: the welcome carries the CodeTransfer flag. */
-void bt_code_init(struct bt_code *c, int enabled, uint64_t exec_time);
+/* enabled: the welcome carries the CodeTransfer flag; names_file: whether
+ * the debug information of a loaded module names a file (the symbols'
+ * bt_callstack_debug_names_file), or NULL. */
+void bt_code_init(struct bt_code *c, int enabled, uint64_t exec_time,
+                  int (*names_file)(const char *path));
 void bt_code_free(struct bt_code *c);
 
 /* What this session announced to the capture. */

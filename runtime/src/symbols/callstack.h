@@ -6,7 +6,16 @@
 #include <stdint.h>
 
 #include "code.h"
-#include "encoder.h"
+#include "encode/encoder.h"
+
+/* Captures up to depth return addresses, innermost first, starting at
+ * `caller` (the return address into the program, taken in the public
+ * function; 0 = the caller of this function). Returns the count. */
+int bt_callstack_capture(uint64_t *frames, int depth, uintptr_t caller);
+
+/* Makes addresses safe for upstream's pointer packing (protocol notes 8.5)
+ * unless NO_POINTER_COMPRESSION is set. */
+uint64_t bt_address_canonical(uint64_t address);
 
 /* Frame-record walk: from the frame pointer fp, follow the chain within
  * [lo, hi) (the thread's stack). The record layout is the target's: on
@@ -21,7 +30,8 @@ void bt_callstack_answer_frame(struct bt_encoder *e, struct bt_code *code, uint6
 /* Answers ServerQuerySymbol(address): file and line of a symbol. */
 void bt_callstack_answer_symbol(struct bt_encoder *e, struct bt_code *code, uint64_t address);
 /* Whether the line tables of a loaded module name this file, as "name" or
- * "dir/name" (code transfer sends only such files). */
+ * "dir/name" (code transfer sends only such files: the worker hands this
+ * to bt_code_init). */
 int bt_callstack_debug_names_file(const char *path);
 
 #endif

@@ -1,6 +1,7 @@
 /* Tracy's C API by its own names (see tracy_c.c), GPU timelines: the plain
  * and the _serial forms differ only in the queue. A unit of its own, so that
  * a program that traces no GPU does not link it. */
+#define _GNU_SOURCE
 #include "tracy_c.h"
 
 #define GPU_BEGIN(name, made, serial)                                                           \

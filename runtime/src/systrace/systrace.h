@@ -1,9 +1,9 @@
 /* System tracing on Linux (systrace.c): CPU samples with user callstacks,
  * context switches and wakeups, and hardware counter samples, read from the
  * kernel's perf events by a thread of its own into a bounded queue the
- * worker drains; the CPU topology; names of threads that are not ours. What
- * the kernel refuses is left out, said once on stderr and once in the
- * trace; the program runs on as before. */
+ * worker drains; the CPU topology (the names of threads that are not ours:
+ * sysinfo.h). What the kernel refuses is left out, said once on stderr and
+ * once in the trace; the program runs on as before. */
 #ifndef BT_SYSTRACE_H
 #define BT_SYSTRACE_H
 
@@ -29,10 +29,5 @@ void bt_systrace_session_begin(struct bt_encoder *e, uint32_t thread, int64_t ti
 /* Worker: encodes (or with discard drops) what the queue holds; the bytes
  * taken from it. */
 size_t bt_systrace_drain(struct bt_encoder *e, int discard);
-
-/* A thread's name and its process's (id and name) from /proc, for threads
- * that context switches name; "???" when unknown, *pid 0. */
-void bt_systrace_external_name(uint32_t tid, char *thread, size_t thread_size, char *process,
-                               size_t process_size, uint32_t *pid);
 
 #endif

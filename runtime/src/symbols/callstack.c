@@ -22,7 +22,7 @@
 
 #include "boardtrace/wire.h"
 #include "dwarf_line.h"
-#include "runtime.h"
+#include "boardtrace/config.h"
 
 #define UNKNOWN "[unknown]"
 

@@ -1,6 +1,7 @@
 /* Tracy's C API by its own names (see tracy_c.c), locks: Tracy's lockable
  * contexts are boardtrace's lock handles. A unit of its own, so that a
  * program that traces no lock links neither it nor lock.c. */
+#define _GNU_SOURCE
 #include "tracy_c.h"
 
 #define LOCK(l) ((struct bt_lock *)(void *)(l))

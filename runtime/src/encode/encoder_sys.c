@@ -1,4 +1,4 @@
-/* Encoding of what the system tracer reports (systrace.c): CPU samples with
+/* Encoding of what the system tracer reports (systrace/systrace.c): CPU samples with
  * their callstacks, context switches and wakeups (all on the CTX time
  * chain), hardware counter samples, the CPU topology and thread-to-process
  * mappings. */

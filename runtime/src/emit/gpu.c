@@ -2,13 +2,14 @@
  * The program reads its GPU's clock and reports contexts, zones (a CPU time
  * taken here, a query id the GPU time arrives for later) and calibrations;
  * the worker turns each slot into the wire event whose type it carries
- * (gpu_wire.c), with the thread's time chain for the per-thread forms. */
+ * (worker/gpu_slots.c), with the thread's time chain for the per-thread
+ * forms. */
+#define _GNU_SOURCE
 #include <stdlib.h>
 #include <string.h>
 
 #include "boardtrace/wire.h"
-#include "gpu.h"
-#include "runtime.h"
+#include "emit.h"
 
 /* Slot fields per wire type (sub):
  *   zone begin:       a srcloc key,   b query | context << 16
@@ -20,8 +21,6 @@
  *   calibration:      a GPU time,     b CPU delta, c context
  *   time sync:        a GPU time,     c context
  * Copies are malloc'd here and freed by the worker (or here, when dropped). */
-
-#define CALLER ((uintptr_t)__builtin_return_address(0))
 
 /* The serial forms of zone events are the per-thread ones + 5 (45-49 -> 50-54). */
 #define SERIAL_OFFSET (BT_EV_GPU_ZONE_BEGIN_SERIAL - BT_EV_GPU_ZONE_BEGIN)
@@ -121,75 +120,4 @@ void bt_gpu_time_sync(uint8_t context, int64_t gpu_time, int serial)
 {
     (void)serial;
     gpu_emit(BT_EV_GPU_TIME_SYNC, (uint64_t)gpu_time, 0, context, 0, 0);
-}
-
-/* The worker's side of the slots. */
-
-int bt_gpu_type_per_thread(uint8_t type)
-{
-    return type >= BT_EV_GPU_ZONE_BEGIN && type <= BT_EV_GPU_ZONE_END;
-}
-
-void *bt_gpu_slot_copy(const struct bt_slot *slot)
-{
-    switch (slot->u.ev.sub) {
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC:
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL:
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL:
-    case BT_EV_GPU_CONTEXT_NAME:
-        return (void *)(uintptr_t)slot->u.ev.a;
-    default:
-        return NULL;
-    }
-}
-
-void bt_gpu_encode(struct bt_encoder *e, const struct bt_slot *slot, int64_t time)
-{
-    uint8_t type = slot->u.ev.sub;
-    uint64_t a = slot->u.ev.a, b = slot->u.ev.b, c = slot->u.ev.c;
-    uint16_t query = (uint16_t)b;
-    uint8_t context = (uint8_t)(b >> 16);
-    switch (type) {
-    case BT_EV_GPU_ZONE_BEGIN:
-    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK:
-    case BT_EV_GPU_ZONE_BEGIN_SERIAL:
-    case BT_EV_GPU_ZONE_BEGIN_CALLSTACK_SERIAL:
-        bt_enc_gpu_zone_begin(e, type, time, slot->u.ev.thread, query, context, a);
-        break;
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC:
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_SERIAL:
-    case BT_EV_GPU_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK_SERIAL:
-        /* the payload's key is not read by the server (0, as for CPU zones) */
-        bt_enc_gpu_zone_begin_alloc(e, type, time, slot->u.ev.thread, query, context, 0,
-                                    (const void *)(uintptr_t)a, (size_t)c);
-        break;
-    case BT_EV_GPU_ZONE_END:
-    case BT_EV_GPU_ZONE_END_SERIAL:
-        bt_enc_gpu_zone_end(e, type, time, query, context);
-        break;
-    case BT_EV_GPU_TIME:
-        bt_enc_gpu_time(e, (int64_t)a, query, context);
-        break;
-    case BT_EV_GPU_NEW_CONTEXT: {
-        float period;
-        uint32_t bits = (uint32_t)b;
-        memcpy(&period, &bits, 4);
-        bt_enc_gpu_new_context(e, time, (int64_t)a, slot->u.ev.thread, period, (uint8_t)c,
-                               (uint8_t)(b >> 32), (uint8_t)(b >> 40));
-        break;
-    }
-    case BT_EV_GPU_CONTEXT_NAME:
-        bt_enc_gpu_context_name(e, context, (const char *)(uintptr_t)a, (size_t)c);
-        break;
-    case BT_EV_GPU_CALIBRATION:
-        bt_enc_gpu_calibration(e, time, (int64_t)a, (int64_t)b, (uint8_t)c);
-        break;
-    case BT_EV_GPU_TIME_SYNC:
-        bt_enc_gpu_time_sync(e, time, (int64_t)a, (uint8_t)c);
-        break;
-    default:
-        break;
-    }
 }

@@ -14,7 +14,9 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#include "runtime.h"
+#include "core/ring.h"
+#include "core/runtime.h"
+#include "symbols/callstack.h"
 
 /* How long a crashing program waits for the worker to send what it holds
  * and finish its session: bounded, so that a crash with no capture (or a

@@ -11,8 +11,7 @@
 #include <unistd.h>
 
 #include "boardtrace/wire.h"
-#include "callstack.h"
-#include "hooks.h"
+#include "core/hooks.h"
 
 #define COPY_CHUNK 4096u
 
@@ -31,11 +30,13 @@ static uint64_t name_hash(const char *s)
     return mix(h);
 }
 
-void bt_code_init(struct bt_code *c, int enabled, uint64_t exec_time)
+void bt_code_init(struct bt_code *c, int enabled, uint64_t exec_time,
+                  int (*names_file)(const char *path))
 {
     memset(c, 0, sizeof(*c));
     c->enabled = enabled;
     c->exec_time = exec_time;
+    c->names_file = names_file;
     c->pipe[0] = c->pipe[1] = -1;
 }
 
@@ -193,7 +194,7 @@ void bt_code_symbol_code(struct bt_code *c, struct bt_encoder *e, uint64_t addre
 static char *read_source(const struct bt_code *c, const char *name, size_t *len)
 {
     if (!c->enabled || c->exec_time == 0 ||
-        (!file_offered(c, name) && !bt_callstack_debug_names_file(name)))
+        (!file_offered(c, name) && !(c->names_file && c->names_file(name))))
         return NULL;
     int fd = open(name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
     if (fd < 0)

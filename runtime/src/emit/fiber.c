@@ -1,8 +1,9 @@
 /* Fibers, emitting side. Enter and leave go through the serial queue with
  * the thread's ring position; the worker sends the thread's ring up to that
  * position first, so the zones of a fiber that moves between threads reach
- * the capture in the order they happened (worker.c, drain). */
-#include "runtime.h"
+ * the capture in the order they happened (worker/drain.c). */
+#define _GNU_SOURCE
+#include "emit.h"
 
 void bt_fiber_enter(const char *fiber, int32_t group_hint)
 {

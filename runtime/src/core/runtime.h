@@ -1,6 +1,7 @@
-/* Internal state shared by the emitting side (api.c: per-thread rings and the
- * serial queue, written on the hot path) and the worker (worker.c: drains
- * them, encodes, talks to the capture). Not installed. */
+/* Internal state shared by the emitting side (emit/: per-thread rings and
+ * the serial queue, written on the hot path) and the worker (worker/: drains
+ * them, encodes, talks to the capture); runtime.c holds it, with the room
+ * hand-off between the two and the serial queue's slots. Not installed. */
 #ifndef BT_RUNTIME_H
 #define BT_RUNTIME_H
 
@@ -35,7 +36,7 @@ enum bt_rec_kind {
     BT_REC_SECTION_LEAVE,  /* b: id */
     BT_REC_SECTION_SETUP,  /* b: category; payload: text */
     BT_REC_PARAM_SETUP,    /* b: idx; payload: name, type | (u32)value << 32 */
-    BT_REC_CRASH,          /* payload: text address (crash.c) */
+    BT_REC_CRASH,          /* payload: text address (lifetime/crash.c) */
     BT_REC_KINDS,          /* how many kinds there are: none is this or above */
 };
 
@@ -68,9 +69,19 @@ enum bt_slot_kind {
     BT_SLOT_LOCK_SHARED_RELEASE, /* a lock id */
     BT_SLOT_FIBER_ENTER,         /* a fiber name, b group hint */
     BT_SLOT_FIBER_LEAVE,         /* no fields */
-    BT_SLOT_GPU,                 /* sub: wire type; fields in gpu.c */
+    BT_SLOT_GPU,                 /* sub: wire type; fields in emit/gpu.c */
     BT_SLOT_FRAME_IMAGE          /* a RGBA copy, b w | h << 16 | flip << 32, c frame */
 };
+
+/* A frame image's size once the worker has compressed it to DXT1
+ * (worker/dxt1.c), and the largest one wire frame carries (Tracy's frames
+ * are at most 256 KiB, the event's header included): bigger images are
+ * dropped when emitted. */
+#define BT_FRAME_IMAGE_MAX (256u * 1024u - 64u)
+static inline size_t bt_dxt1_size(uint16_t w, uint16_t h)
+{
+    return (size_t)w * h / 2;
+}
 
 #define BT_SLOT_FRAMES 7u /* frames per extra slot */
 
@@ -124,11 +135,12 @@ struct bt_thread {
     _Atomic int retired;
     /* Fiber events this thread put in the serial queue, and (worker only)
      * those the worker has sent: while they differ, the worker sends this
-     * ring only up to the next fiber event's position (worker.c, drain). */
+     * ring only up to the next fiber event's position (worker/drain.c). */
     _Atomic uint32_t fiber_emitted;
     uint32_t fiber_sent;
     /* Worker only: zones whose begin it sent and whose end it has not, which
-     * it closes itself when the session ends (worker.c, session_finish). */
+     * it closes itself when the session ends (worker/drain.c,
+     * bt_drain_close_open_zones). */
     uint32_t sent_open;
     struct bt_thread *next; /* guarded by bt_rt.mutex */
 };
@@ -209,6 +221,12 @@ void bt_space_wait(uint32_t seen);
 int bt_worker_nap_begin(int progress);
 /* After the nap; `rung`: the bell's descriptor was readable (it is reset). */
 void bt_worker_nap_end(int rung);
+/* A full buffer (a ring, or the serial queue): 1 = retry (the worker will
+ * drain it), 0 = drop the event. What happens is runtime/README.md's memory
+ * policy: wait for the worker when a capture is (or will be) there, else
+ * drop and count. */
+int bt_buffer_full_wait(uint32_t seen);
+
 /* Worker: room was freed; wakes the sleepers, if any (no syscall if none). */
 void bt_space_signal(void);
 
@@ -221,72 +239,15 @@ static inline void bt_name_own_thread(const char *name)
     prctl(PR_SET_NAME, name, 0, 0, 0);
 }
 
-/* Starts the runtime once (constructor, or the first event, whichever comes
- * first). Returns 0 when the runtime is usable. */
-int bt_runtime_start(void);
-
-/* Ends tracing as at exit: the worker sends what is buffered (with
- * TRACY_NO_EXIT, once a capture has taken it) and stops. Idempotent. */
-void bt_runtime_stop(void);
-/* Whether the runtime is started and not stopped. */
-int bt_runtime_running(void);
-
-/* A serial event as the emitting side fills it; bt_serial_emit adds the
- * thread, time, ring position and callstack. Returns 0 if it was dropped. */
-struct bt_serial_ev {
-    uint8_t kind;
-    uint8_t sub;
-    uint64_t a, b, c;
-};
-int bt_serial_emit(const struct bt_serial_ev *ev, int depth, uintptr_t caller);
-
-/* Entry points with an explicit callstack start (see CALLER in api.c), for
- * the Tracy-named functions of tracy_c*.c, so a callstack begins in the
- * program's code rather than in a wrapper. */
-bt_zone bt_zone_begin_at(const struct bt_srcloc *loc, int depth, int active, uintptr_t caller);
-bt_zone bt_zone_begin_made_at(uint64_t handle, int depth, int active, uintptr_t caller);
-void bt_message_at(const char *text, size_t len, uint32_t color, int colored,
-                   enum bt_severity severity, int depth, uintptr_t caller);
-void bt_message_literal_at(const char *text, uint32_t color, int colored, enum bt_severity severity,
-                           int depth, uintptr_t caller);
-void bt_mem_alloc_at(const void *ptr, size_t size, const char *pool, int depth, uintptr_t caller);
-void bt_mem_free_at(const void *ptr, const char *pool, int depth, uintptr_t caller);
-void bt_mem_discard_at(const char *pool, int depth, uintptr_t caller);
-void bt_gpu_zone_begin_at(uint64_t srcloc, int made, uint16_t query, uint8_t context, int depth,
-                          int serial, uintptr_t caller);
-
-/* The payload a bt_srcloc_make handle stands for (SourceLocationPayload). */
-const uint8_t *bt_made_payload(uint64_t handle, size_t *len);
-
-/* Default frame marks so far: what a frame image's offset counts back from. */
-extern _Atomic uint32_t bt_frame_count;
-
-/* Creates the per-thread key whose destructor retires a thread's ring. */
-int bt_api_init(void);
-/* In a forked child (one thread, no worker): every emitting call of every
- * thread returns at once from now on. */
-void bt_api_after_fork_child(void);
-
-/* The worker thread's entry point (worker.c). */
-void *bt_worker_main(void *arg);
-
+/* The serial queue, sized to `bytes`; 0, or -1 without memory. */
+int bt_serial_init(struct bt_serial *q, size_t bytes);
+/* A producer's claim of `count` consecutive slots of bt_rt.serial (the first
+ * at *first), waiting for room or dropping as bt_buffer_full_wait decides:
+ * NULL = dropped. The producer fills them and publishes each (its seq). */
+struct bt_slot *bt_serial_reserve(unsigned count, uint64_t *first);
 /* The worker's use of the serial queue: the slot at the dequeue position when
  * it and its extra slots are published, else NULL; then release it. */
 struct bt_slot *bt_serial_peek(struct bt_serial *q);
 void bt_serial_release(struct bt_serial *q, const struct bt_slot *s);
-
-/* The crash handler's record (crash.c) on the calling thread's ring: only
- * if the thread has one (nothing is allocated in a signal handler) and it
- * has room now (no wait). Returns 0 if it could not be written. */
-int bt_crash_record(const char *text, const uint64_t *frames, int nframes);
-
-/* Makes addresses safe for upstream's pointer packing (protocol notes 8.5)
- * unless NO_POINTER_COMPRESSION is set. */
-uint64_t bt_address_canonical(uint64_t address);
-
-/* Captures up to depth return addresses, innermost first, starting at
- * `caller` (the return address into the program, taken in the public
- * function; 0 = the caller of this function). Returns the count. */
-int bt_callstack_capture(uint64_t *frames, int depth, uintptr_t caller);
 
 #endif
