@@ -4,7 +4,6 @@
  * process-wide order, so an allocation handed to another thread is always
  * sent before its free. */
 #define _GNU_SOURCE
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

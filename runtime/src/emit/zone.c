@@ -3,7 +3,6 @@
  * the ring exists (core/ring.h). Also the source locations made at run time
  * (Tracy's dynamic zones) and a zone's text, name, color and value. */
 #define _GNU_SOURCE
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
