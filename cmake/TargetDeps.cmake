@@ -137,7 +137,7 @@ else()
     endif()
 endif()
 
-# The LZ4 functions the runtime calls (runtime/src/encoder.c). A runtime that
+# The LZ4 functions the runtime calls (runtime/src/encode/encoder.c). A runtime that
 # calls another one must name it here, or a from-source build fails to link.
 set(BT_LZ4_RUNTIME_FUNCTIONS LZ4_createStream LZ4_freeStream LZ4_resetStream_fast
                              LZ4_compress_fast_continue)

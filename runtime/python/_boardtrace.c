@@ -3,9 +3,10 @@
  * one source location per code object or C function, made on its first
  * call and kept for the process's life (the capture asks for its strings by
  * address at any time); with line profiling, a zone per executed line too.
- * The hook is the C-level profile (and trace) function before Python 3.12,
- * here, and sys.monitoring from 3.12 on (py_monitoring.c). Besides:
- * signposts, and the primitives of upstream Tracy's Python bindings, which
+ * The hook is the C-level profile (and trace) function before Python 3.12
+ * (py_profile.c) and sys.monitoring from 3.12 on (py_monitoring.c); the
+ * locations and each thread's zones are py_zones.c's. Here: the module, and
+ * signposts and the primitives of upstream Tracy's Python bindings, which
  * tracy_client/ wraps under upstream's names. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -22,392 +23,9 @@
 #include <boardtrace/trace.h>
 
 #include "py_zones.h"
-#include "runtime.h"
+#include "lifetime/start.h"
 
-/* ---- source locations made at run time, kept forever -------------------- */
-
-/* A location with its strings in one allocation. */
-struct pyloc {
-    struct bt_srcloc loc;
-    char text[];
-};
-
-static const struct bt_srcloc *make_loc(const char *function, const char *file, uint32_t line)
-{
-    size_t f = strlen(function) + 1, p = strlen(file) + 1;
-    struct pyloc *l = malloc(sizeof *l + f + p);
-    if (!l)
-        return NULL;
-    memcpy(l->text, function, f);
-    memcpy(l->text + f, file, p);
-    l->loc = (struct bt_srcloc){NULL, l->text, l->text + f, line, 0};
-    return &l->loc;
-}
-
-/* Locations by a two-word key: (code object, 0) for a function, (code
- * object, line) for a line, (method definition, 0) for a C function.
- * Open addressing; the GIL serialises every access. */
-struct slot {
-    const void *a;
-    uintptr_t b;
-    const struct bt_srcloc *loc;
-};
-static struct slot *table;
-static size_t table_cap, table_len;
-
-static size_t slot_of(const void *a, uintptr_t b)
-{
-    uintptr_t h = ((uintptr_t)a >> 4) * 0x9E3779B97F4A7C15ull ^ b * 0xC2B2AE3D27D4EB4Full;
-    size_t i = (size_t)(h ^ (h >> 29)) & (table_cap - 1);
-    while (table[i].a && !(table[i].a == a && table[i].b == b))
-        i = (i + 1) & (table_cap - 1);
-    return i;
-}
-
-static const struct bt_srcloc *find_loc(const void *a, uintptr_t b)
-{
-    if (!table_cap)
-        return NULL;
-    struct slot *s = &table[slot_of(a, b)];
-    return s->a ? s->loc : NULL;
-}
-
-static void keep_loc(const void *a, uintptr_t b, const struct bt_srcloc *loc)
-{
-    if ((table_len + 1) * 2 > table_cap) {
-        size_t old_cap = table_cap;
-        struct slot *old = table;
-        size_t cap = old_cap ? old_cap * 2 : 1024;
-        struct slot *t = calloc(cap, sizeof *t);
-        if (!t)
-            return; /* not kept: made again next time, still correct */
-        table = t;
-        table_cap = cap;
-        for (size_t i = 0; i < old_cap; i++)
-            if (old[i].a)
-                table[slot_of(old[i].a, old[i].b)] = old[i];
-        free(old);
-    }
-    struct slot *s = &table[slot_of(a, b)];
-    if (!s->a)
-        table_len++;
-    *s = (struct slot){a, b, loc};
-}
-
-/* The code objects' extra slot of ours (-1: none was given): a function's
- * location hangs there, found in a few loads instead of a hash lookup. The
- * location outlives the code object, so the slot frees nothing. */
-Py_ssize_t extra_index = -1;
-
-/* A code object's location: its qualified name, file and first line (line
- * 0), or that line. The code object stays alive as the key: a reference is
- * kept. */
-const struct bt_srcloc *code_loc(PyCodeObject *co, int line)
-{
-    const struct bt_srcloc *loc = find_loc(co, (uintptr_t)line);
-    if (loc)
-        return loc;
-    PyObject *name = PyObject_GetAttrString((PyObject *)co, "co_qualname");
-    if (!name) {
-        PyErr_Clear();
-        name = PyObject_GetAttrString((PyObject *)co, "co_name");
-    }
-    const char *n = name && PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
-    const char *f = PyUnicode_Check(co->co_filename) ? PyUnicode_AsUTF8(co->co_filename) : NULL;
-    PyErr_Clear();
-    loc = make_loc(n ? n : "?", f ? f : "?", line ? (uint32_t)line : (uint32_t)co->co_firstlineno);
-    Py_XDECREF(name);
-    if (loc) {
-        Py_INCREF(co);
-        keep_loc(co, (uintptr_t)line, loc);
-        if (!line && extra_index >= 0 && code_set_extra((PyObject *)co, extra_index, (void *)loc))
-            PyErr_Clear();
-    }
-    return loc;
-}
-
-/* A C function's location, "module.qualname" (builtins.sorted,
- * list.append), keyed by its method definition: a bound method is a new
- * object at every call, its definition is not; a method descriptor (what
- * sys.monitoring's CALL gives for obj.method()) has the same one. */
-const struct bt_srcloc *cfunc_loc(PyObject *f)
-{
-    const void *key = PyCFunction_Check(f) ? (const void *)((PyCFunctionObject *)f)->m_ml
-                      : Py_IS_TYPE(f, &PyMethodDescr_Type)
-                          ? (const void *)((PyMethodDescrObject *)f)->d_method
-                          : (const void *)f;
-    const struct bt_srcloc *loc = find_loc(key, 0);
-    if (loc)
-        return loc;
-    PyObject *qual = PyObject_GetAttrString(f, "__qualname__");
-    PyObject *mod = PyObject_GetAttrString(f, "__module__");
-    PyErr_Clear();
-    const char *q = qual && PyUnicode_Check(qual) ? PyUnicode_AsUTF8(qual) : "?";
-    const char *m = mod && PyUnicode_Check(mod) ? PyUnicode_AsUTF8(mod) : NULL;
-    char buf[512];
-    snprintf(buf, sizeof buf, "%s%s%s", m ? m : "", m ? "." : "", q ? q : "?");
-    loc = make_loc(buf, "<built-in>", 0);
-    Py_XDECREF(qual);
-    Py_XDECREF(mod);
-    if (loc) {
-        if (!PyCFunction_Check(f) && !Py_IS_TYPE(f, &PyMethodDescr_Type))
-            Py_INCREF(f);
-        keep_loc(key, 0, loc);
-    }
-    return loc;
-}
-
-/* ---- each thread's open zones -------------------------------------------- */
-
-_Thread_local struct stack *tls __attribute__((tls_model("initial-exec")));
-volatile int forked;
-
-void close_all(struct stack *s)
-{
-    while (s->n)
-        bt_zone_end(s->z[--s->n]);
-    s->over = 0;
-}
-
-/* The thread's name, from threading, once per thread. */
-void name_thread(struct stack *s)
-{
-    s->named = 1;
-    PyObject *threading = PyImport_ImportModule("threading");
-    PyObject *t = threading ? PyObject_CallMethod(threading, "current_thread", NULL) : NULL;
-    PyObject *name = t ? PyObject_GetAttrString(t, "name") : NULL;
-    if (name && PyUnicode_Check(name))
-        bt_thread_set_name(PyUnicode_AsUTF8(name));
-    Py_XDECREF(name);
-    Py_XDECREF(t);
-    Py_XDECREF(threading);
-    PyErr_Clear();
-}
-
-#if PY_VERSION_HEX < 0x030C0000
-/* Before 3.12: the C profile function, per thread, and the trace function
- * for lines. */
-static int lines_on;
-
-static int profile_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
-{
-    (void)obj;
-    struct stack *s = stack();
-    if (!s)
-        return 0;
-    switch (what) {
-    case PyTrace_CALL: {
-        PyCodeObject *co = PyFrame_GetCode(frame);
-        push(s, function_loc(co), ZONE_CALL);
-        Py_DECREF(co);
-        break;
-    }
-    case PyTrace_RETURN:
-        end_line(s);
-        pop(s);
-        break;
-    case PyTrace_C_CALL:
-        push(s, cfunc_loc(arg), ZONE_C);
-        break;
-    case PyTrace_C_RETURN:
-    case PyTrace_C_EXCEPTION:
-        pop(s);
-        if (__builtin_expect(s->pending != NULL, 0) && is_setprofile_call(arg))
-            return set_pending_profile(s);
-        break;
-    }
-    return 0;
-}
-
-static int trace_hook(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
-{
-    (void)obj;
-    (void)arg;
-    if (what != PyTrace_LINE)
-        return 0;
-    struct stack *s = stack();
-    if (!s)
-        return 0;
-    end_line(s);
-    PyCodeObject *co = PyFrame_GetCode(frame);
-    push(s, code_loc(co, PyFrame_GetLineNumber(frame)), ZONE_LINE);
-    Py_DECREF(co);
-    return 0;
-}
-
-static void hook_this_thread(void)
-{
-    struct stack *s = stack();
-    if (forked)
-        return;
-    if (s && !s->named)
-        name_thread(s);
-    if (s) {
-        s->profiled = 1;
-        s->paused = 0;
-    }
-    PyEval_SetProfile(profile_hook, NULL);
-    if (lines_on)
-        PyEval_SetTrace(trace_hook, NULL);
-}
-
-/* ---- the program's own profiler, before 3.12 ------------------------------
- * A thread has one profile function: a program that sets its own (cProfile,
- * profile, sys.setprofile) takes it from us. The calls that set and release
- * it are wrapped (sys.setprofile below, for both hooks): taking it ends the
- * thread's open zones and marks the gap in the trace, releasing it gives it
- * back to us (what the program ran meanwhile is not recorded). Said once on
- * stderr. */
-static PyObject *real_lsprof_enable, *real_lsprof_disable;
-
-static void pause_thread(struct stack *s, const char *who)
-{
-    static int said;
-    if (s->paused)
-        return;
-    close_all(s);
-    s->paused = 1;
-    char text[256];
-    int n = snprintf(text, sizeof text,
-                     "boardtrace: profiling paused: %s took the profile function", who);
-    bt_message(text, (size_t)n, BT_SEVERITY_WARNING, 0);
-    if (!said) {
-        said = 1;
-        PySys_WriteStderr("boardtrace: %s took Python's profile function (Python 3.11 has one per "
-                          "thread): this thread's calls are not recorded until it lets go of it, "
-                          "and the trace marks the gap\n",
-                          who);
-    }
-}
-
-static void resume_thread(struct stack *s)
-{
-    PyEval_SetProfile(profile_hook, NULL);
-    if (s->paused) {
-        s->paused = 0;
-        bt_message_literal(
-            "boardtrace: profiling resumed: the program let go of the profile function",
-            BT_SEVERITY_WARNING, 0);
-    }
-}
-
-/* The calling thread, if we profile it (and may take its profile function
- * back); NULL if not. */
-static struct stack *taken_thread(void)
-{
-    struct stack *s = stack();
-    return s && s->profiled && !forked ? s : NULL;
-}
-
-/* cProfile.Profile.enable(self, ...) and disable(self): _lsprof sets and
- * clears the profile function without sys.setprofile. */
-static PyObject *lsprof_enable(PyObject *self, PyObject *args, PyObject *kw)
-{
-    (void)self;
-    struct stack *s = taken_thread();
-    if (s)
-        pause_thread(s, "cProfile");
-    return PyObject_Call(real_lsprof_enable, args, kw);
-}
-
-static PyObject *lsprof_disable(PyObject *self, PyObject *args, PyObject *kw)
-{
-    (void)self;
-    PyObject *r = PyObject_Call(real_lsprof_disable, args, kw);
-    struct stack *s = taken_thread();
-    if (r && s)
-        resume_thread(s);
-    return r;
-}
-
-static PyMethodDef lsprof_defs[] = {
-    {"enable", (PyCFunction)(void (*)(void))lsprof_enable, METH_VARARGS | METH_KEYWORDS,
-     "cProfile.Profile.enable, shared with boardtrace."},
-    {"disable", (PyCFunction)(void (*)(void))lsprof_disable, METH_VARARGS | METH_KEYWORDS,
-     "cProfile.Profile.disable, shared with boardtrace."},
-};
-
-/* _share_lsprof(_lsprof.Profiler.enable, _lsprof.Profiler.disable): the
- * methods to put in cProfile.Profile's. */
-static PyObject *py_share_lsprof(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *en, *dis;
-    if (!PyArg_ParseTuple(args, "OO", &en, &dis))
-        return NULL;
-    Py_XSETREF(real_lsprof_enable, Py_NewRef(en));
-    Py_XSETREF(real_lsprof_disable, Py_NewRef(dis));
-    PyObject *f[2];
-    for (int i = 0; i < 2; i++) {
-        f[i] = PyCFunction_New(&lsprof_defs[i], NULL);
-        if (f[i])
-            Py_SETREF(f[i], PyInstanceMethod_New(f[i]));
-        if (!f[i]) {
-            if (i)
-                Py_DECREF(f[0]);
-            return NULL;
-        }
-    }
-    return Py_BuildValue("(NN)", f[0], f[1]);
-}
-
-/* threading's start hook (threading.setprofile): in each new thread, called
- * once as a Python-level profiler, it puts the C hook in its place and takes
- * the call it was given. */
-static PyObject *thread_start(PyObject *self, PyObject *args)
-{
-    (void)self;
-    PyObject *frame, *event, *arg;
-    if (!PyArg_ParseTuple(args, "OOO", &frame, &event, &arg))
-        return NULL;
-    if (forked) {
-        PyEval_SetProfile(NULL, NULL);
-        Py_RETURN_NONE;
-    }
-    hook_this_thread();
-    if (PyFrame_Check(frame) && PyUnicode_Check(event) &&
-        PyUnicode_CompareWithASCIIString(event, "call") == 0)
-        profile_hook(NULL, (PyFrameObject *)frame, PyTrace_CALL, arg);
-    Py_RETURN_NONE;
-}
-
-static PyObject *py_enable(PyObject *self, PyObject *args)
-{
-    (void)self;
-    int lines = 0;
-    if (!PyArg_ParseTuple(args, "|p", &lines))
-        return NULL;
-    lines_on = lines;
-    hook_this_thread();
-    Py_RETURN_NONE;
-}
-
-/* Stops profiling in the calling thread, closing what it has open. */
-static PyObject *py_disable(PyObject *self, PyObject *args)
-{
-    (void)self;
-    (void)args;
-    PyEval_SetProfile(NULL, NULL);
-    if (lines_on)
-        PyEval_SetTrace(NULL, NULL);
-    struct stack *s = stack();
-    if (s) {
-        close_all(s);
-        s->profiled = 0;
-        s->paused = 0;
-    }
-    Py_RETURN_NONE;
-}
-
-/* In a child the program forked: this thread (the only one) lets go of the
- * hooks. */
-static void unhook_forked(void)
-{
-    PyEval_SetProfile(NULL, NULL);
-    if (lines_on)
-        PyEval_SetTrace(NULL, NULL);
-}
-#else
+#if PY_VERSION_HEX >= 0x030C0000
 /* From 3.12: sys.monitoring, whose events are the whole process's (every
  * thread's), turned on and off here. */
 static PyObject *py_enable(PyObject *self, PyObject *args)
@@ -515,29 +133,9 @@ static PyObject *py_own_fork(PyObject *self, PyObject *fork_function)
 
 /* ---- sys.setprofile, shared with the program ------------------------------ */
 
-static PyObject *real_setprofile;
-
 static PyObject *setprofile(PyObject *self, PyObject *function);
 static PyMethodDef setprofile_def = {"setprofile", setprofile, METH_O,
                                      "sys.setprofile, shared with boardtrace."};
-
-int is_setprofile_call(PyObject *callable)
-{
-    return PyCFunction_Check(callable) && ((PyCFunctionObject *)callable)->m_ml == &setprofile_def;
-}
-
-int set_pending_profile(struct stack *s)
-{
-    PyObject *f = s->pending;
-    s->pending = NULL;
-#if PY_VERSION_HEX < 0x030C0000
-    pause_thread(s, "sys.setprofile()");
-#endif
-    PyObject *r = PyObject_CallOneArg(real_setprofile, f);
-    Py_DECREF(f);
-    Py_XDECREF(r);
-    return r ? 0 : -1;
-}
 
 static PyObject *setprofile(PyObject *self, PyObject *function)
 {
@@ -567,6 +165,7 @@ static PyObject *py_share_setprofile(PyObject *self, PyObject *original)
 {
     (void)self;
     Py_XSETREF(real_setprofile, Py_NewRef(original));
+    shared_setprofile_def = &setprofile_def;
     return PyCFunction_New(&setprofile_def, NULL);
 }
 
@@ -577,7 +176,11 @@ static PyObject *py_after_fork_child(PyObject *self, PyObject *args)
     (void)self;
     (void)args;
     forked = 1;
+#if PY_VERSION_HEX < 0x030C0000
+    profile_unhook_forked();
+#else
     unhook_forked();
+#endif
     struct stack *s = stack();
     if (s)
         close_all(s);
@@ -1008,17 +611,20 @@ static PyTypeObject ScopedZoneType = {
 };
 
 static PyMethodDef methods[] = {
+#if PY_VERSION_HEX < 0x030C0000
+    {"_enable", profile_enable, METH_VARARGS, "Profiles (lines too with True)."},
+    {"_disable", profile_disable, METH_NOARGS, "Stops profiling."},
+    {"_thread_start", profile_thread_start, METH_VARARGS, "threading.setprofile hook."},
+#else
     {"_enable", py_enable, METH_VARARGS, "Profiles (lines too with True)."},
     {"_disable", py_disable, METH_NOARGS, "Stops profiling."},
-#if PY_VERSION_HEX < 0x030C0000
-    {"_thread_start", thread_start, METH_VARARGS, "threading.setprofile hook."},
 #endif
     {"_share_setprofile", py_share_setprofile, METH_O,
      "A sys.setprofile that lets the program's profiler run beside ours."},
     {"_after_fork_child", py_after_fork_child, METH_NOARGS,
      "os.register_at_fork's after_in_child: the child is not profiled."},
 #if PY_VERSION_HEX < 0x030C0000
-    {"_share_lsprof", py_share_lsprof, METH_VARARGS,
+    {"_share_lsprof", profile_share_lsprof, METH_VARARGS,
      "Wrappers of cProfile's enable/disable that give the profile function back."},
 #else
     {"_own_fork", py_own_fork, METH_O, "An os.fork that does not count the runtime's threads."},

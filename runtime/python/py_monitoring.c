@@ -299,6 +299,6 @@ int monitoring_disable(void)
 }
 
 #else
-/* Before 3.12 the hook is the profile function, in _boardtrace.c. */
+/* Before 3.12 the hook is the profile function, in py_profile.c. */
 typedef int bt_py_monitoring_unused;
 #endif

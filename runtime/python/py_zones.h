@@ -1,8 +1,9 @@
-/* What the two profiling hooks of boardtrace._boardtrace share: each
- * thread's stack of open zones and the source locations of code objects and
- * C functions (_boardtrace.c). The hooks: the C profile function before
- * Python 3.12 (_boardtrace.c), sys.monitoring from 3.12 on
- * (py_monitoring.c). */
+/* What the two profiling hooks of boardtrace._boardtrace share (py_zones.c):
+ * each thread's stack of open zones, the source locations of code objects
+ * and C functions, and the program's own profile function. The hooks: the C
+ * profile function before Python 3.12 (py_profile.c), sys.monitoring from
+ * 3.12 on (py_monitoring.c); the module (_boardtrace.c) turns them on and
+ * off. */
 #ifndef BT_PY_ZONES_H
 #define BT_PY_ZONES_H
 
@@ -14,6 +15,12 @@
 #include <boardtrace/trace.h>
 
 /* ---- source locations, made once and kept for the process's life -------- */
+
+/* A location with its strings in one allocation. */
+struct pyloc {
+    struct bt_srcloc loc;
+    char text[];
+};
 
 /* A code object's location: its function (line 0) or that line. */
 const struct bt_srcloc *code_loc(PyCodeObject *co, int line);
@@ -100,6 +107,10 @@ static inline void end_line(struct stack *s)
 
 /* Every zone of the stack ends. */
 void close_all(struct stack *s);
+/* The program's sys.setprofile, and the method definition of ours that
+ * stands in for it (_boardtrace.c sets both when the package shares it). */
+extern PyObject *real_setprofile;
+extern const PyMethodDef *shared_setprofile_def;
 /* sys.setprofile(f) while we profile (_boardtrace.c): f is set once that
  * call has returned, at its C return event, so the program's profiler does
  * not get that return, as it would not without us (the profile module
@@ -113,6 +124,24 @@ int set_pending_profile(struct stack *s);
 extern volatile int forked;
 /* The calling thread's name, from threading. */
 void name_thread(struct stack *s);
+
+/* ---- the profile function hook (py_profile.c), before Python 3.12 --------- */
+
+#if PY_VERSION_HEX < 0x030C0000
+/* A program's profiler took the thread's profile function (who: what took
+ * it): its open zones end, and the trace says so. */
+void pause_thread(struct stack *s, const char *who);
+/* The thread's profile function is ours again. */
+void resume_thread(struct stack *s);
+/* The module's methods _enable([lines]), _disable(), _thread_start (threading's
+ * start hook) and _share_lsprof(enable, disable). */
+PyObject *profile_enable(PyObject *self, PyObject *args);
+PyObject *profile_disable(PyObject *self, PyObject *args);
+PyObject *profile_thread_start(PyObject *self, PyObject *args);
+PyObject *profile_share_lsprof(PyObject *self, PyObject *args);
+/* In a forked child: this thread lets go of the hooks. */
+void profile_unhook_forked(void);
+#endif
 
 /* ---- the sys.monitoring hook (py_monitoring.c), Python 3.12 and later ---- */
 

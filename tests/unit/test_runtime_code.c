@@ -1,4 +1,4 @@
-/* Code transfer in the runtime (runtime/src/code.c): the symbol code and
+/* Code transfer in the runtime (runtime/src/symbols/code.c): the symbol code and
  * source files a capture may ask for, and everything it may not have. The
  * answers go through the real encoder and are decoded by the test server's
  * decoder. This program is built with -g, so its own frames name its own
@@ -19,10 +19,9 @@
 
 #include "boardtrace/wire.h"
 #include "bt_test_server.h"
-#include "callstack.h"
-#include "code.h"
-#include "encoder.h"
-#include "runtime.h"
+#include "symbols/callstack.h"
+#include "symbols/code.h"
+#include "encode/encoder.h"
 
 /* The answers of one exchange, decoded. */
 struct answer {
@@ -90,7 +89,7 @@ static void start(int enabled, uint64_t exec_time, struct answer *a)
     memset(&out, 0, sizeof(out));
     assert_int_equal(bt_encoder_init(&enc, bt_ts_sink_write, &out), 0);
     assert_int_equal(bt_ts_decoder_init(&dec, on_event, a), 0);
-    bt_code_init(&code, enabled, exec_time);
+    bt_code_init(&code, enabled, exec_time, bt_callstack_debug_names_file);
 }
 
 /* Flushes what was encoded since the last call and decodes it. */

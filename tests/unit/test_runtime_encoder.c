@@ -18,9 +18,8 @@
 
 #include "boardtrace/wire.h"
 #include "bt_test_server.h"
-#include "callstack.h"
-#include "encoder.h"
-#include "runtime.h"
+#include "symbols/callstack.h"
+#include "encode/encoder.h"
 
 struct seen {
     uint8_t type[64];
@@ -312,7 +311,7 @@ static void a_frame_answer_names_function_file_and_line(void **state)
     uint64_t frames[4];
     assert_true(capture_here(frames) >= 1);
     struct bt_code code;
-    bt_code_init(&code, 0, 0);
+    bt_code_init(&code, 0, 0, bt_callstack_debug_names_file);
     bt_callstack_answer_frame(&e, &code, frames[0]);
     bt_code_free(&code);
     bt_encoder_flush(&e);

@@ -1,5 +1,5 @@
 /* Callstack capture by frame pointers (BOARDTRACE_UNWIND=fp, runtime/src/
- * callstack.c): the walk is bounded by the mapping that holds the thread's
+ * symbols/callstack.c): the walk is bounded by the mapping that holds the thread's
  * stack, read from /proc/self/maps, on the main thread (the "[stack]"
  * mapping) and on a thread of its own (an anonymous mapping), and returns
  * into each caller in order. Its own program: the unwind mode is read once. */
@@ -13,7 +13,7 @@
 
 #include <cmocka.h>
 
-#include "runtime.h"
+#include "symbols/callstack.h"
 
 static __attribute__((noipa)) int capture_leaf(uint64_t *frames)
 {

@@ -19,7 +19,7 @@
 
 #include "boardtrace/wire.h"
 #include "bt_test_server.h"
-#include "encoder.h"
+#include "encode/encoder.h"
 
 static const char *session_dir, *full_session_dir;
 

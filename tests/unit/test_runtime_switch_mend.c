@@ -1,4 +1,4 @@
-/* The mending of the kernel's context switch stream (runtime/src/switch_mend.c):
+/* The mending of the kernel's context switch stream (runtime/src/systrace/switch_mend.c):
  * a whole stream passes as it is; a switch the kernel left out is put back
  * at the earliest time it can have happened; and whatever is lost from a
  * real schedule, what is sent keeps the rules Tracy's server asserts (a
@@ -14,7 +14,7 @@
 #include <cmocka.h>
 
 #include "boardtrace/wire.h"
-#include "switch_mend.h"
+#include "systrace/switch_mend.h"
 
 static struct bt_switch sw(int64_t time, uint8_t cpu, uint32_t old, uint32_t new)
 {

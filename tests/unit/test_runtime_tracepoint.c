@@ -1,4 +1,4 @@
-/* The system tracer's reading of tracepoint formats (runtime/src/tracepoint.c):
+/* The system tracer's reading of tracepoint formats (runtime/src/systrace/tracepoint.c):
  * field offsets and sizes found by name in the kernel's format text, fields
  * read from raw records with their sign and size, and nothing read beyond a
  * record or from a field the format does not have. */
@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "tracepoint.h"
+#include "systrace/tracepoint.h"
 
 /* As a 64-bit kernel writes events/sched/sched_switch/format. */
 static const char switch_format[] =

@@ -43,7 +43,7 @@ static int program_as_nobody; /* the next program runs as user nobody (setpriv) 
 static char tmpdir[] = "/tmp/bt-systrace-XXXXXX";
 
 /* The runtime takes no user stacks on context switches on a RISC-V kernel
- * without PREEMPT (see switch_chains_safe in runtime/src/systrace.c), and
+ * without PREEMPT (see switch_chains_safe in runtime/src/systrace/systrace.c), and
  * says so in the trace. */
 static int switch_stacks_expected(void)
 {

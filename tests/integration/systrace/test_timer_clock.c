@@ -20,7 +20,7 @@
 
 #include <cmocka.h>
 
-#include "timer.h"
+#include "core/timer.h"
 
 static int require_hardware;
 
@@ -127,7 +127,8 @@ static void a_hardware_counters_rate_is_measured(void **state)
 
 /* The welcome's measured rate: taken as soon as its error bound (the two
  * samples' half widths and the counter's resolution each, over their span)
- * is 2e-6, or after 200 ms, as worker.c does; a reading 300 ms later then
+ * is 2e-6, or after 200 ms, as the worker (runtime/src/worker/worker.c)
+ * does; a reading 300 ms later then
  * lies where that rate puts it, within the bound carried over the longer
  * span. The resolution is measured, not taken as one tick: a user-mode
  * emulator's ARM counter steps about once a microsecond (62 ticks), and on
