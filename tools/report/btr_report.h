@@ -135,6 +135,13 @@ int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char
 int btr_perfetto_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                         size_t errlen);
 
+/* Flame-graph formats: the collapsed-stack text ("thread;outer;inner N",
+ * N the path's self time in ns; btr_collapsed.c) and speedscope's JSON, an
+ * evented profile per thread (btr_speedscope.c). *count receives the lines
+ * or zones written. */
+int btr_collapsed_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
+int btr_speedscope_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
+
 /* Lists the signposts (boardtrace.signpost) as CSV: time, header,
  * message, time since the previous one, and the zones that took the most
  * time until the next (btr_signposts.c). */

@@ -27,6 +27,8 @@ static void usage(FILE *to)
         "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
+        "       boardtrace-report collapsed [-o OUT] [--max-memory SIZE] TRACE.tracy\n"
+        "       boardtrace-report speedscope [-o OUT.json] [--max-memory SIZE] TRACE.tracy\n"
         "       boardtrace-report symbolize [-o OUT.tracy] TRACE.tracy BINARY...\n"
         "       boardtrace-report frames TRACE.tracy\n"
         "       boardtrace-report signposts TRACE.tracy\n"
@@ -47,6 +49,17 @@ static void usage(FILE *to)
         "           --format chooses. To stdout unless -o is given. OUT is written\n"
         "           beside itself and renamed once complete: a failed export leaves an\n"
         "           existing OUT as it was; an OUT that is the trace itself is refused\n"
+        "  collapsed  the zones as collapsed stacks for flame graphs (flamegraph.pl,\n"
+        "           inferno, speedscope): a line per call path of zones in a thread,\n"
+        "           'THREAD;OUTER;...;INNER N', N the path's self time in ns (its zones'\n"
+        "           time less their children's) summed over the trace; paths without\n"
+        "           self time are left out; a ';' in a name is written \\x3b\n"
+        "  speedscope  the zones in speedscope's JSON format (https://www.speedscope.app):\n"
+        "           an evented profile per thread on the trace's timeline in ns, the\n"
+        "           source locations as frames (name, file, line); zones that never\n"
+        "           ended or last 0 ns are left out, as stats leaves them out. It keeps\n"
+        "           every zone's times (24 bytes a zone) within --max-memory\n"
+        "           collapsed and speedscope write stdout unless -o is given, as chrome\n"
         "  symbolize  names the callstack frames a stripped program recorded as\n"
         "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
         "           (matched by build-id): function, source file and line; rewrites\n"
@@ -215,6 +228,57 @@ static int ends_with(const char *name, const char *suffix)
     return n >= k && strcmp(name + n - k, suffix) == 0;
 }
 
+typedef int (*export_fn)(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
+
+/* Runs an export of the trace at path into out_path (stdout when NULL):
+ * written beside it and renamed once complete. what names the count the
+ * export gives, said on stderr when a file is written. */
+static int run_export(const char *cmd, const char *path, const char *out_path, export_fn fn,
+                      const char *what)
+{
+    if (out_path && same_file(path, out_path)) {
+        fprintf(stderr, "boardtrace-report %s: -o %s is the trace %s itself; name another file\n",
+                cmd, out_path, path);
+        return EXIT_USAGE;
+    }
+    FILE *out = stdout;
+    char tmp[4200] = "";
+    if (out_path && !(out = open_output(out_path, tmp, sizeof tmp))) {
+        fprintf(stderr, "boardtrace-report: cannot open %s for writing: %s\n", out_path,
+                strerror(errno));
+        return EXIT_WRITE;
+    }
+    char err[512] = "";
+    uint64_t count = 0;
+    int rc = fn(path, out, &count, err, sizeof err);
+    int werr = ferror(out) != 0 || fflush(out) != 0;
+    if (out != stdout) {
+        if (!werr && tmp[0] && fsync(fileno(out)) != 0)
+            werr = 1;
+        if (fclose(out) != 0)
+            werr = 1;
+    }
+    if (rc < 0 || werr) {
+        if (tmp[0])
+            unlink(tmp);
+        if (rc < 0) {
+            read_failed(path, err);
+            return EXIT_READ;
+        }
+        fprintf(stderr, "boardtrace-report: cannot write %s\n", out_path ? out_path : "stdout");
+        return EXIT_WRITE;
+    }
+    if (tmp[0] && rename(tmp, out_path) != 0) {
+        fprintf(stderr, "boardtrace-report: cannot move %s to %s: %s\n", tmp, out_path,
+                strerror(errno));
+        unlink(tmp);
+        return EXIT_WRITE;
+    }
+    if (out_path)
+        fprintf(stderr, "%s: %llu %s\n", out_path, (unsigned long long)count, what);
+    return EXIT_OK;
+}
+
 static int cmd_chrome(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL, *format = NULL;
@@ -245,56 +309,41 @@ static int cmd_chrome(int argc, char **argv)
         fprintf(stderr, "boardtrace-report chrome: a trace file is required\n");
         return EXIT_USAGE;
     }
-    if (out_path && same_file(path, out_path)) {
-        fprintf(stderr,
-                "boardtrace-report chrome: -o %s is the trace %s itself; name another file\n",
-                out_path, path);
-        return EXIT_USAGE;
-    }
-    FILE *out = stdout;
-    char tmp[4200] = "";
-    if (out_path && !(out = open_output(out_path, tmp, sizeof tmp))) {
-        fprintf(stderr, "boardtrace-report: cannot open %s for writing: %s\n", out_path,
-                strerror(errno));
-        return EXIT_WRITE;
-    }
     /* Perfetto's own format for its file names, JSON otherwise. */
     if (!format)
         format =
             out_path && (ends_with(out_path, ".perfetto-trace") || ends_with(out_path, ".pftrace"))
                 ? "perfetto"
                 : "json";
-    char err[512] = "";
-    uint64_t zones = 0;
-    int rc = strcmp(format, "perfetto") == 0
-                 ? btr_perfetto_export(path, out, &zones, err, sizeof err)
-                 : btr_chrome_export(path, out, &zones, err, sizeof err);
-    int werr = ferror(out) != 0 || fflush(out) != 0;
-    if (out != stdout) {
-        if (!werr && tmp[0] && fsync(fileno(out)) != 0)
-            werr = 1;
-        if (fclose(out) != 0)
-            werr = 1;
-    }
-    if (rc < 0 || werr) {
-        if (tmp[0])
-            unlink(tmp);
-        if (rc < 0) {
-            read_failed(path, err);
-            return EXIT_READ;
+    return run_export("chrome", path, out_path,
+                      strcmp(format, "perfetto") == 0 ? btr_perfetto_export : btr_chrome_export,
+                      "zones");
+}
+
+/* collapsed and speedscope: [-o OUT] [--max-memory SIZE] TRACE. */
+static int cmd_flame(const char *cmd, int argc, char **argv, export_fn fn, const char *what)
+{
+    const char *path = NULL, *out_path = NULL;
+    for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, cmd);
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out_path = argv[++i];
+        } else if (argv[i][0] == '-' || path) {
+            fprintf(stderr, "boardtrace-report %s: unexpected argument '%s'\n", cmd, argv[i]);
+            return EXIT_USAGE;
+        } else {
+            path = argv[i];
         }
-        fprintf(stderr, "boardtrace-report: cannot write %s\n", out_path ? out_path : "stdout");
-        return EXIT_WRITE;
     }
-    if (tmp[0] && rename(tmp, out_path) != 0) {
-        fprintf(stderr, "boardtrace-report: cannot move %s to %s: %s\n", tmp, out_path,
-                strerror(errno));
-        unlink(tmp);
-        return EXIT_WRITE;
+    if (!path) {
+        fprintf(stderr, "boardtrace-report %s: a trace file is required\n", cmd);
+        return EXIT_USAGE;
     }
-    if (out_path)
-        fprintf(stderr, "%s: %llu zones\n", out_path, (unsigned long long)zones);
-    return EXIT_OK;
+    return run_export(cmd, path, out_path, fn, what);
 }
 
 static int cmd_symbolize(int argc, char **argv)
@@ -421,9 +470,13 @@ int main(int argc, char **argv)
         return cmd_frames(argc - 2, argv + 2);
     if (!strcmp(argv[1], "signposts"))
         return cmd_signposts(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "collapsed"))
+        return cmd_flame("collapsed", argc - 2, argv + 2, btr_collapsed_export, "call paths");
+    if (!strcmp(argv[1], "speedscope"))
+        return cmd_flame("speedscope", argc - 2, argv + 2, btr_speedscope_export, "zones");
     fprintf(stderr,
-            "boardtrace-report: unknown command '%s' (expected stats, chrome, symbolize, "
-            "frames or signposts)\n",
+            "boardtrace-report: unknown command '%s' (expected stats, chrome, collapsed, "
+            "speedscope, symbolize, frames or signposts)\n",
             argv[1]);
     return EXIT_USAGE;
 }
