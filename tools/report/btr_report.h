@@ -48,7 +48,7 @@ struct btr_frame_stat {
     int continuous;
     struct btc_vec durations; /* int64_t, while exact */
     uint64_t *buckets;        /* BTR_FRAME_BUCKETS counts, once over */
-    int64_t p99_ns;
+    int64_t p50_ns, p99_ns;   /* after btr_frames_finish */
 };
 struct btr_sections {
     struct btc_vec pools;      /* struct btr_pool_stat, per pool */

@@ -13,10 +13,11 @@
 #include <boardtrace/config.h>
 
 #include "btc_tracy.h"
+#include "btr_diff.h"
 #include "btr_report.h"
 #include "btr_symbolize.h"
 
-enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3 };
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3, EXIT_REGRESSION = 4 };
 
 static void usage(FILE *to)
 {
@@ -25,6 +26,9 @@ static void usage(FILE *to)
         "boardtrace-report %s: reports over a .tracy trace file\n"
         "\n"
         "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
+        "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--min-change PCT]\n"
+        "                              [--confidence PCT] [--max-memory SIZE] BASE.tracy "
+        "NEW.tracy\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
         "       boardtrace-report collapsed [-o OUT] [--max-memory SIZE] TRACE.tracy\n"
@@ -43,6 +47,17 @@ static void usage(FILE *to)
         "           first errors), plots (min, max, mean), GPU zones, CPU samples and\n"
         "           system tracing. C++ names are shown demangled, except in --csv,\n"
         "           which keeps them as stored, as tracy-csvexport does\n"
+        "  diff     BASE against NEW: per zone (name and source location) count, total,\n"
+        "           mean, p50 and p99 ns in each and the change in %%, rows by the change of\n"
+        "           total time; zones in one trace only say new or gone. A change is real\n"
+        "           (slower, faster) when the Mann-Whitney rank test of the durations\n"
+        "           rejects no change at --confidence (default 99, Bonferroni-corrected over\n"
+        "           the rows tested; 8 durations a side at least) and the median moved by\n"
+        "           --min-change %% (default 5); otherwise same, or untested. Then frames\n"
+        "           (frame times per set, tested alike) and memory (peak bytes per pool).\n"
+        "           --csv, --json: the same for machines. --fail-above PCT: exit 4 when a\n"
+        "           zone or frame set is really slower and its mean or p99 grew by more\n"
+        "           than PCT %%. Keeps every zone's duration (8 bytes) within --max-memory\n"
         "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
         "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
         "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
@@ -75,7 +90,8 @@ static void usage(FILE *to)
         "           file that needs more is refused with a message saying so\n"
         "\n"
         "Exit status: 0 success, 1 bad arguments, 2 the trace cannot be read,\n"
-        "3 the output cannot be written.\n",
+        "3 the output cannot be written, 4 (diff --fail-above) a real regression\n"
+        "above the limit.\n",
         BT_VERSION_STRING);
 }
 
@@ -346,6 +362,92 @@ static int cmd_flame(const char *cmd, int argc, char **argv, export_fn fn, const
     return run_export(cmd, path, out_path, fn, what);
 }
 
+/* A percentage option's value: a finite number within [lo, hi]. */
+static int parse_pct(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= lo && x <= hi))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    int npaths = 0, csv = 0, json = 0;
+    double confidence = 99;
+    struct btr_diff_options opt = {.min_change_pct = 5, .fail_above_pct = -1};
+    for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, "diff");
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "--csv")) {
+            csv = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--fail-above")) {
+            bad = !v || parse_pct(v, 0, 1e9, &opt.fail_above_pct) < 0;
+            i++;
+        } else if (!strcmp(a, "--min-change")) {
+            bad = !v || parse_pct(v, 0, 1e9, &opt.min_change_pct) < 0;
+            i++;
+        } else if (!strcmp(a, "--confidence")) {
+            bad = !v || parse_pct(v, 50, 99.9999, &confidence) < 0;
+            i++;
+        } else if (a[0] == '-' || npaths == 2) {
+            fprintf(stderr, "boardtrace-report diff: unexpected argument '%s'\n", a);
+            return EXIT_USAGE;
+        } else {
+            paths[npaths++] = a;
+        }
+        if (bad) {
+            fprintf(stderr, "boardtrace-report diff: %s takes a percentage%s\n", a,
+                    strcmp(a, "--confidence") ? "" : " from 50 to 99.9999");
+            return EXIT_USAGE;
+        }
+    }
+    if (npaths != 2 || (csv && json)) {
+        fprintf(stderr, "boardtrace-report diff: expected BASE.tracy NEW.tracy and at most one "
+                        "of --csv, --json\n");
+        return EXIT_USAGE;
+    }
+    opt.confidence = confidence / 100;
+    struct btr_diff d;
+    char err[600] = "";
+    if (btr_diff_compute(&d, paths[0], paths[1], &opt, err, sizeof err) < 0) {
+        fprintf(stderr, "boardtrace-report diff: %s%s\n", err,
+                strstr(err, "memory limit") ? "; raise it with --max-memory" : "");
+        btr_diff_free(&d);
+        return EXIT_READ;
+    }
+    if (csv)
+        btr_diff_print_csv(&d, stdout);
+    else if (json)
+        btr_diff_print_json(&d, stdout);
+    else
+        btr_diff_print_table(&d, stdout);
+    uint64_t over = d.over_limit;
+    btr_diff_free(&d);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "boardtrace-report: cannot write stdout\n");
+        return EXIT_WRITE;
+    }
+    if (over) {
+        fprintf(stderr,
+                "boardtrace-report diff: %llu real regression%s of mean or p99 above %g %%\n",
+                (unsigned long long)over, over == 1 ? "" : "s", opt.fail_above_pct);
+        return EXIT_REGRESSION;
+    }
+    return EXIT_OK;
+}
+
 static int cmd_symbolize(int argc, char **argv)
 {
     const char *out = NULL;
@@ -470,12 +572,14 @@ int main(int argc, char **argv)
         return cmd_frames(argc - 2, argv + 2);
     if (!strcmp(argv[1], "signposts"))
         return cmd_signposts(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "diff"))
+        return cmd_diff(argc - 2, argv + 2);
     if (!strcmp(argv[1], "collapsed"))
         return cmd_flame("collapsed", argc - 2, argv + 2, btr_collapsed_export, "call paths");
     if (!strcmp(argv[1], "speedscope"))
         return cmd_flame("speedscope", argc - 2, argv + 2, btr_speedscope_export, "zones");
     fprintf(stderr,
-            "boardtrace-report: unknown command '%s' (expected stats, chrome, collapsed, "
+            "boardtrace-report: unknown command '%s' (expected stats, diff, chrome, collapsed, "
             "speedscope, symbolize, frames or signposts)\n",
             argv[1]);
     return EXIT_USAGE;
