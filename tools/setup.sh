@@ -43,7 +43,7 @@ packages="
     libssh-dev libzstd-dev liblz4-dev zlib1g-dev libcmocka-dev
     openssh-server openssh-client
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3 python3-dev
-    iproute2 tcpdump nodejs npm
+    iproute2 tcpdump nodejs npm chromium
 "
 
 # The full-system boards: qemu-system with its OpenSBI firmware, and what

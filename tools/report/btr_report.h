@@ -142,6 +142,12 @@ int btr_perfetto_export(const char *path, FILE *out, uint64_t *zones_written, ch
 int btr_collapsed_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
 int btr_speedscope_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
 
+/* A self-contained HTML page of the trace (btr_html.c): top zones, a flame
+ * graph per thread, frame-time histograms, memory pools; with base (NULL
+ * none) the diff against it. *paths receives the call paths drawn. */
+int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *paths, char *err,
+                    size_t errlen);
+
 /* Lists the signposts (boardtrace.signpost) as CSV: time, header,
  * message, time since the previous one, and the zones that took the most
  * time until the next (btr_signposts.c). */

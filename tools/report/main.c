@@ -29,6 +29,7 @@ static void usage(FILE *to)
         "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--min-change PCT]\n"
         "                              [--confidence PCT] [--max-memory SIZE] BASE.tracy "
         "NEW.tracy\n"
+        "       boardtrace-report html [-o OUT.html] [--max-memory SIZE] TRACE.tracy [BASE.tracy]\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
         "       boardtrace-report collapsed [-o OUT] [--max-memory SIZE] TRACE.tracy\n"
@@ -58,6 +59,11 @@ static void usage(FILE *to)
         "           --csv, --json: the same for machines. --fail-above PCT: exit 4 when a\n"
         "           zone or frame set is really slower and its mean or p99 grew by more\n"
         "           than PCT %%. Keeps every zone's duration (8 bytes) within --max-memory\n"
+        "  html     one self-contained HTML page (nothing loaded from anywhere): the top\n"
+        "           zones, a flame graph of zones by call path per thread (click zooms,\n"
+        "           a field highlights names; paths under 1/5000 of their thread's time\n"
+        "           left out), frame-time histograms and memory pools; with BASE, diff's\n"
+        "           table of the zones against it. stdout unless -o is given\n"
         "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
         "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
         "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
@@ -336,7 +342,16 @@ static int cmd_chrome(int argc, char **argv)
                       "zones");
 }
 
-/* collapsed and speedscope: [-o OUT] [--max-memory SIZE] TRACE. */
+/* html's BASE, for the export function's fixed arguments. */
+static const char *html_base;
+
+static int html_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen)
+{
+    return btr_html_export(path, html_base, out, count, err, errlen);
+}
+
+/* collapsed, speedscope and html: [-o OUT] [--max-memory SIZE] TRACE
+ * (html: [BASE] too). */
 static int cmd_flame(const char *cmd, int argc, char **argv, export_fn fn, const char *what)
 {
     const char *path = NULL, *out_path = NULL;
@@ -348,15 +363,22 @@ static int cmd_flame(const char *cmd, int argc, char **argv, export_fn fn, const
             continue;
         if (!strcmp(argv[i], "-o") && i + 1 < argc) {
             out_path = argv[++i];
-        } else if (argv[i][0] == '-' || path) {
+        } else if (argv[i][0] == '-' || (path && (fn != html_export || html_base))) {
             fprintf(stderr, "boardtrace-report %s: unexpected argument '%s'\n", cmd, argv[i]);
             return EXIT_USAGE;
+        } else if (path) {
+            html_base = argv[i];
         } else {
             path = argv[i];
         }
     }
     if (!path) {
         fprintf(stderr, "boardtrace-report %s: a trace file is required\n", cmd);
+        return EXIT_USAGE;
+    }
+    if (html_base && out_path && same_file(html_base, out_path)) {
+        fprintf(stderr, "boardtrace-report html: -o %s is the base %s itself; name another file\n",
+                out_path, html_base);
         return EXIT_USAGE;
     }
     return run_export(cmd, path, out_path, fn, what);
@@ -574,13 +596,15 @@ int main(int argc, char **argv)
         return cmd_signposts(argc - 2, argv + 2);
     if (!strcmp(argv[1], "diff"))
         return cmd_diff(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "html"))
+        return cmd_flame("html", argc - 2, argv + 2, html_export, "call paths drawn");
     if (!strcmp(argv[1], "collapsed"))
         return cmd_flame("collapsed", argc - 2, argv + 2, btr_collapsed_export, "call paths");
     if (!strcmp(argv[1], "speedscope"))
         return cmd_flame("speedscope", argc - 2, argv + 2, btr_speedscope_export, "zones");
     fprintf(stderr,
-            "boardtrace-report: unknown command '%s' (expected stats, diff, chrome, collapsed, "
-            "speedscope, symbolize, frames or signposts)\n",
+            "boardtrace-report: unknown command '%s' (expected stats, diff, html, chrome, "
+            "collapsed, speedscope, symbolize, frames or signposts)\n",
             argv[1]);
     return EXIT_USAGE;
 }
