@@ -3,8 +3,8 @@
 without a network (its own network namespace): the page must log nothing
 to the console (a request it tried would show there, blocked by its policy
 or failing), its script must draw a flame graph for every thread, and its
-zone table must hold stats' top zones with their counts and totals; with a
-BASE the diff table must hold each zone's totals in both traces.
+zone table must hold stats' top zones with their counts and totals, its
+messages, locks and plots stats' lines; with a BASE the diff table must hold each zone's totals in both traces.
 
 Usage: check_html.py BOARDTRACE_REPORT DATA_DIR OUT_DIR
 Exit 0 pass, 1 fail, 77 skipped (no chromium or unshare: tools/setup.sh)."""
@@ -40,6 +40,7 @@ class Tables(html.parser.HTMLParser):
         super().__init__()
         self.tables, self.table, self.row, self.cell = {}, None, None, None
         self.rects, self.body = 0, {}
+        self.pre, self.in_pre = "", False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -53,8 +54,12 @@ class Tables(html.parser.HTMLParser):
             self.rects += 1
         elif tag == "body":
             self.body = a
+        elif tag == "pre":
+            self.in_pre = True
 
     def handle_endtag(self, tag):
+        if tag == "pre":
+            self.in_pre = False
         if tag in ("td", "th") and self.cell is not None:
             self.row.append(self.cell)
             self.cell = None
@@ -65,6 +70,8 @@ class Tables(html.parser.HTMLParser):
             self.table = None
 
     def handle_data(self, data):
+        if self.in_pre:
+            self.pre += data
         if self.cell is not None:
             self.cell += data
 
@@ -115,6 +122,12 @@ def check_single(trace, name):
     want = stats_rows(trace)[: len(got)]
     if not got or got != want:
         fail(f"{name}: zone table {got[:3]}... differs from stats {want[:3]}...")
+    stats_text = run(["stats", trace]).splitlines()
+    pre = [line for line in p.pre.splitlines() if line.strip()]
+    missing = [line for line in pre if line not in stats_text]
+    if missing:
+        fail(f"{name}: the page's messages, locks and plots say what stats does not: {missing[:3]}")
+    print(f"{name}: {len(pre)} lines of messages, locks and plots as in stats")
     print(f"{name}: {len(got)} zones as in stats, {len(threads)} threads drawn, {p.rects} boxes")
 
 

@@ -1,10 +1,11 @@
 /* boardtrace-report html: one self-contained page (no network, nothing
  * loaded: inline style, hand-written SVG, a small inline script) with the
  * top zones, a flame graph of zones by call path per thread that zooms and
- * searches, the frame-time histograms and the memory pools; with a BASE
- * trace, the diff table as well. Zones are aggregated by call path
- * (btr_calltree.c) and paths under 1/5000 of their thread's time are left
- * out, so the page stays small whatever the trace's length. */
+ * searches, the frame-time histograms, the memory pools, and the messages,
+ * locks and plots as stats prints them; with a BASE trace, the diff table
+ * as well. Zones are aggregated by call path (btr_calltree.c) and paths
+ * under 1/5000 of their thread's time are left out, so the page stays small
+ * whatever the trace's length. */
 #define _GNU_SOURCE /* open_memstream */
 #include <inttypes.h>
 #include <math.h>
@@ -21,11 +22,11 @@
 #define PRUNE_SHARE 5000 /* a path under a thread's time / this is left out */
 #define HIST_BINS   40
 
-/* Text for HTML: &, <, >, " escaped; what is not printable as \xNN. */
-static void html_text(FILE *out, const char *s)
+/* Text for HTML: &, <, >, " escaped (the text is printable already:
+ * btr_text_put's escapes, newlines kept). */
+static void html_escaped(FILE *out, const char *p)
 {
-    char buf[1024];
-    for (const char *p = btr_text_safe(s, buf, sizeof buf); *p; p++) {
+    for (; *p; p++) {
         switch (*p) {
         case '&':
             fputs("&amp;", out);
@@ -43,6 +44,21 @@ static void html_text(FILE *out, const char *s)
             fputc(*p, out);
         }
     }
+}
+
+/* A name or text from the trace: what is not printable as \xNN, then
+ * escaped for HTML. */
+static void html_text(FILE *out, const char *s)
+{
+    char *safe = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&safe, &len);
+    if (!m)
+        return;
+    btr_text_put(m, s);
+    fclose(m);
+    html_escaped(out, safe);
+    free(safe);
 }
 
 /* A JSON string inside <script>: "</" must not close the element. */
@@ -334,6 +350,27 @@ static void memory_section(FILE *out, const struct btr_stats *s)
     fputs("</table>\n", out);
 }
 
+/* Messages (counts by severity, the first errors), locks and plots, as
+ * stats prints them, in a <pre>. */
+static void text_sections(FILE *out, const struct btr_stats *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&text, &len);
+    if (!m)
+        return;
+    btr_messages_print(&s->sections, &s->trace, m);
+    btr_locks_print(&s->trace, m);
+    btr_plots_print(&s->sections, &s->trace, m);
+    fclose(m);
+    if (len) {
+        fputs("<h2>Messages, locks and plots</h2><pre id=\"text\">", out);
+        html_escaped(out, text); /* the sections printed it printable */
+        fputs("</pre>\n", out);
+    }
+    free(text);
+}
+
 static void diff_section(FILE *out, const struct btr_diff *d)
 {
     fprintf(out,
@@ -410,6 +447,7 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
                 *kept, pruned, PRUNE_SHARE);
         frames_section(out, &s);
         memory_section(out, &s);
+        text_sections(out, &s);
         fprintf(out, "<script>%s</script>\n</body></html>\n", script);
     }
     if (rc < 0 && !err[0])
