@@ -4,7 +4,9 @@ without a network (its own network namespace): the page must log nothing
 to the console (a request it tried would show there, blocked by its policy
 or failing), its script must draw a flame graph for every thread, and its
 zone table must hold stats' top zones with their counts and totals, its
-messages, locks and plots stats' lines; with a BASE the diff table must hold each zone's totals in both traces.
+messages, locks and plots stats' lines; with a BASE the diff table must
+hold each zone's totals in both traces and every flame-graph box say its
+change against the base.
 
 Usage: check_html.py BOARDTRACE_REPORT DATA_DIR OUT_DIR
 Exit 0 pass, 1 fail, 77 skipped (no chromium or unshare: tools/setup.sh)."""
@@ -39,7 +41,7 @@ class Tables(html.parser.HTMLParser):
     def __init__(self):
         super().__init__()
         self.tables, self.table, self.row, self.cell = {}, None, None, None
-        self.rects, self.body = 0, {}
+        self.rects, self.body, self.changes = 0, {}, []
         self.pre, self.in_pre = "", False
 
     def handle_starttag(self, tag, attrs):
@@ -52,6 +54,7 @@ class Tables(html.parser.HTMLParser):
             self.cell = ""
         elif tag == "rect" and a.get("class", "").split()[:1] == ["z"]:
             self.rects += 1
+            self.changes.append(a.get("data-change"))
         elif tag == "body":
             self.body = a
         elif tag == "pre":
@@ -144,7 +147,14 @@ def check_diff(base, new, name):
             want = totals[side].get((r[0], r[1]), "0")
             if cell != want:
                 fail(f"{name}: {r[0]} total {cell} on side {side}, stats says {want}")
-    print(f"{name}: {len(rows)} diff rows with stats' totals of both traces")
+    # The differential flame graph: every box says its change; the two
+    # recordings of one program share their call paths.
+    if not p.rects or None in p.changes:
+        fail(f"{name}: {p.rects} flame-graph boxes, changes {p.changes}")
+    if all(c == "new" for c in p.changes):
+        fail(f"{name}: no call path matched the base's")
+    print(f"{name}: {len(rows)} diff rows with stats' totals of both traces, "
+          f"{p.rects} flame-graph boxes against the base: {sorted(set(p.changes))}")
 
 
 check_single(os.path.join(data_dir, "tracy-0.14.0-full", "session.tracy"), "full")

@@ -3,8 +3,9 @@
  * top zones, a flame graph of zones by call path per thread that zooms and
  * searches, the frame-time histograms, the memory pools, and the messages,
  * locks and plots as stats prints them; with a BASE trace, the diff table
- * as well. Zones are aggregated by call path (btr_calltree.c) and paths
- * under 1/5000 of their thread's time are left out, so the page stays small
+ * and a differential flame graph (boxes coloured by their path's change).
+ * Zones are aggregated by call path (btr_calltree.c) and paths under 1/5000
+ * of their thread's time are left out, so the page stays small
  * whatever the trace's length. */
 #define _GNU_SOURCE /* open_memstream */
 #include <inttypes.h>
@@ -91,44 +92,51 @@ static const char style[] =
     "#search{margin:.3em 0}";
 
 /* The flame graph: data in "flame" (names, and per thread a tree of
- * [name, inclusive ns, self ns, count, children]); a click zooms into a
- * node, the button resets, the field highlights names holding its text. */
+ * [name, inclusive ns, self ns, count, (BASE's ns, -1 none, with a base,)
+ * children]); a click zooms into a node, the button resets, the field
+ * highlights names holding its text. Against a base, boxes are coloured by
+ * their change and say it in data-change. */
 static const char script[] =
     "'use strict';(function(){"
     "const D=JSON.parse(document.getElementById('flame').textContent);"
-    "const W=1100,H=17;const box=document.getElementById('flames');"
-    "function depth(n){let d=0;for(const c of n[4])d=Math.max(d,depth(c));return d+1;}"
+    "const W=1100,H=17,K=D.diff?5:4;const box=document.getElementById('flames');"
+    "function depth(n){let d=0;for(const c of n[K])d=Math.max(d,depth(c));return d+1;}"
     "function color(s){let h=0;for(const ch of s)h=(h*31+ch.charCodeAt(0))>>>0;"
     "return 'hsl('+(h%60)+',75%,'+(55+h%20)+'%)';}"
+    "function change(n){if(n[4]<0)return 'new';const r=n[1]/Math.max(n[4],1);"
+    "return r>1.05?'grew':r<1/1.05?'shrank':'same';}"
+    "const shade={new:'hsl(280,55%,70%)',grew:'hsl(0,75%,65%)',shrank:'hsl(215,75%,65%)',"
+    "same:'hsl(0,0%,78%)'};"
+    "const ms=v=>(v/1e6).toFixed(3)+' ms';"
     "function draw(t,focus){const svg=t.svg;while(svg.firstChild)svg.firstChild.remove();"
-    "const rows=depth(focus);svg.setAttribute('height',rows*H);svg.setAttribute('viewBox','0 0 "
-    "'+W+' '+rows*H);"
+    "const rows=depth(focus);svg.setAttribute('height',rows*H);"
+    "svg.setAttribute('viewBox','0 0 '+W+' '+rows*H);"
     "const scale=W/Math.max(focus[1],1);"
     "(function put(n,x,y){const w=n[1]*scale;if(w<.3)return;"
     "const r=document.createElementNS('http://www.w3.org/2000/svg','rect');"
-    "const "
-    "name=D.names[n[0]];r.setAttribute('x',x);r.setAttribute('y',y);r.setAttribute('width',w);"
-    "r.setAttribute('height',H-1);r.setAttribute('class','z');r.setAttribute('fill',color(name));"
-    "r.dataset.name=name;"
+    "const name=D.names[n[0]];"
+    "r.setAttribute('x',x);r.setAttribute('y',y);r.setAttribute('width',w);"
+    "r.setAttribute('height',H-1);r.setAttribute('class','z');r.dataset.name=name;"
+    "let text=name+': '+n[3]+' zones, '+ms(n[1])+', self '+ms(n[2]);"
+    "if(D.diff){const c=change(n);r.dataset.change=c;r.setAttribute('fill',shade[c]);"
+    "text+=n[4]<0?', not in the base':', base '+ms(n[4]);}"
+    "else r.setAttribute('fill',color(name));"
     "const tip=document.createElementNS('http://www.w3.org/2000/svg','title');"
-    "tip.textContent=name+': '+n[3]+' zones, '+(n[1]/1e6).toFixed(3)+' ms, self "
-    "'+(n[2]/1e6).toFixed(3)+' ms';"
+    "tip.textContent=text;"
     "r.appendChild(tip);r.addEventListener('click',()=>draw(t,n));svg.appendChild(r);"
     "if(w>30){const tx=document.createElementNS('http://www.w3.org/2000/svg','text');"
     "tx.setAttribute('x',x+3);tx.setAttribute('y',y+12);"
     "tx.textContent=name.slice(0,Math.floor(w/7));svg.appendChild(tx);}"
-    "let cx=x;for(const c of n[4]){put(c,cx,y+H);cx+=c[1]*scale;}})(focus,0,0);"
+    "let cx=x;for(const c of n[K]){put(c,cx,y+H);cx+=c[1]*scale;}})(focus,0,0);"
     "mark();}"
     "function mark(){const q=document.getElementById('search').value;"
     "for(const r of document.querySelectorAll('rect.z'))"
     "r.classList.toggle('hit',q!==''&&r.dataset.name.includes(q));}"
     "for(const th of D.threads){const h=document.createElement('h3');h.textContent=th.name;"
     "const b=document.createElement('button');b.textContent='reset zoom';"
-    "const "
-    "svg=document.createElementNS('http://www.w3.org/2000/svg','svg');svg.setAttribute('width',W);"
-    "box.append(h,b,svg);const t={svg};const "
-    "root=[th.root[0],th.root[1],th.root[2],th.root[3],th.root[4]];"
-    "b.addEventListener('click',()=>draw(t,root));draw(t,root);}"
+    "const svg=document.createElementNS('http://www.w3.org/2000/svg','svg');"
+    "svg.setAttribute('width',W);box.append(h,b,svg);const t={svg};"
+    "b.addEventListener('click',()=>draw(t,th.root));draw(t,th.root);}"
     "document.getElementById('search').addEventListener('input',mark);"
     "document.body.dataset.rendered=String(D.threads.length);"
     "})();";
@@ -136,7 +144,33 @@ static const char script[] =
 struct frame {
     uint32_t node;
     uint32_t next_child; /* the child to visit next, 0 when done */
+    uint32_t base;       /* the same call path in BASE's tree, 0 none */
 };
+
+/* BASE's trees, for the differential flame graph. */
+struct flame_base {
+    const struct btr_calltree *c;
+    const struct btc_trace *t;
+    const int64_t *incl;
+};
+
+/* The child of BASE's node base whose zone has the name of NEW's srcloc. */
+static uint32_t base_child(const struct flame_base *b, uint32_t base, const char *name)
+{
+    if (!b || !base)
+        return 0;
+    for (uint32_t k = btr_call_node(b->c, base)->child; k; k = btr_call_node(b->c, k)->next)
+        if (!strcmp(btr_zone_name(b->t, btr_call_node(b->c, k)->srcloc), name))
+            return k;
+    return 0;
+}
+
+/* ",BASE_NS" of a node drawn against BASE (-1: the path is not in BASE). */
+static void base_cell(FILE *out, const struct flame_base *b, uint32_t base)
+{
+    if (b)
+        fprintf(out, ",%" PRId64, base ? b->incl[base] : -1);
+}
 
 /* Inclusive time of every node (its self time and its children's), the
  * measure the flame graph lays out: a zone that never ended has no total
@@ -151,7 +185,7 @@ static int64_t *inclusive(const struct btr_calltree *c)
         struct frame *f = btc_vec_push(&stack);
         if (!f)
             goto fail;
-        *f = (struct frame){th->root, btr_call_node(c, th->root)->child};
+        *f = (struct frame){th->root, btr_call_node(c, th->root)->child, 0};
         while (stack.len) {
             f = btc_vec_at(&stack, stack.len - 1);
             if (f->next_child) {
@@ -160,7 +194,7 @@ static int64_t *inclusive(const struct btr_calltree *c)
                 struct frame *g = btc_vec_push(&stack);
                 if (!g)
                     goto fail;
-                *g = (struct frame){k, btr_call_node(c, k)->child};
+                *g = (struct frame){k, btr_call_node(c, k)->child, 0};
                 continue;
             }
             const struct btr_call_node *n = btr_call_node(c, f->node);
@@ -179,9 +213,13 @@ fail:
     return NULL;
 }
 
-/* A thread's tree as nested arrays, paths under the threshold left out. */
-static int write_tree(FILE *out, const struct btr_calltree *c, uint32_t root, const int64_t *incl,
-                      const int32_t *name_of, uint64_t *kept, uint64_t *pruned)
+/* A thread's tree as nested arrays, paths under the threshold left out;
+ * against BASE (b, its thread's root base_root), each node also carries
+ * the same path's time in BASE. */
+static int write_tree(FILE *out, const struct btr_calltree *c, const struct btc_trace *t,
+                      uint32_t root, const int64_t *incl, const int32_t *name_of,
+                      const struct flame_base *b, uint32_t base_root, uint64_t *kept,
+                      uint64_t *pruned)
 {
     int64_t least = incl[root] / PRUNE_SHARE;
     struct btc_vec stack;
@@ -189,10 +227,12 @@ static int write_tree(FILE *out, const struct btr_calltree *c, uint32_t root, co
     struct frame *f = btc_vec_push(&stack);
     if (!f)
         return BTC_ERR_NOMEM;
-    *f = (struct frame){root, btr_call_node(c, root)->child};
+    *f = (struct frame){root, btr_call_node(c, root)->child, base_root};
     const struct btr_call_node *r = btr_call_node(c, root);
-    fprintf(out, "[%d,%" PRId64 ",%" PRId64 ",%" PRIu64 ",[", name_of[r->srcloc + 32768],
-            incl[root], r->self_ns, r->count);
+    fprintf(out, "[%d,%" PRId64 ",%" PRId64 ",%" PRIu64, name_of[r->srcloc + 32768], incl[root],
+            r->self_ns, r->count);
+    base_cell(out, b, base_root);
+    fputs(",[", out);
     int first = 1;
     while (stack.len) {
         f = btc_vec_at(&stack, stack.len - 1);
@@ -209,8 +249,11 @@ static int write_tree(FILE *out, const struct btr_calltree *c, uint32_t root, co
             continue;
         }
         const struct btr_call_node *n = btr_call_node(c, k);
-        fprintf(out, "%s[%d,%" PRId64 ",%" PRId64 ",%" PRIu64 ",[", first ? "" : ",",
+        uint32_t base = base_child(b, f->base, btr_zone_name(t, n->srcloc));
+        fprintf(out, "%s[%d,%" PRId64 ",%" PRId64 ",%" PRIu64, first ? "" : ",",
                 name_of[n->srcloc + 32768], incl[k], n->self_ns, n->count);
+        base_cell(out, b, base);
+        fputs(",[", out);
         (*kept)++;
         first = 1;
         struct frame *g = btc_vec_push(&stack);
@@ -218,14 +261,26 @@ static int write_tree(FILE *out, const struct btr_calltree *c, uint32_t root, co
             btc_vec_free(&stack);
             return BTC_ERR_NOMEM;
         }
-        *g = (struct frame){k, n->child};
+        *g = (struct frame){k, n->child, base};
     }
     btc_vec_free(&stack);
     return 0;
 }
 
+/* BASE's root of the thread named name, 0 none. */
+static uint32_t base_thread(const struct flame_base *b, const char *name)
+{
+    for (size_t i = 0; b && i < b->c->threads.len; i++) {
+        const struct btr_call_thread *th = btc_vec_at(&b->c->threads, i);
+        char buf[64];
+        if (!strcmp(btr_thread_name(b->t, th->id, buf, sizeof buf), name))
+            return th->root;
+    }
+    return 0;
+}
+
 static int write_flame(FILE *out, const struct btr_calltree *c, const struct btc_trace *t,
-                       uint64_t *kept, uint64_t *pruned)
+                       const struct flame_base *b, uint64_t *kept, uint64_t *pruned)
 {
     int64_t *incl = inclusive(c);
     int32_t *name_of = malloc(65536 * sizeof *name_of);
@@ -235,7 +290,8 @@ static int write_flame(FILE *out, const struct btr_calltree *c, const struct btc
         return BTC_ERR_NOMEM;
     }
     memset(name_of, 0xff, 65536 * sizeof *name_of);
-    fputs("<script type=\"application/json\" id=\"flame\">{\"names\":[\"all\"", out);
+    fprintf(out, "<script type=\"application/json\" id=\"flame\">{\"diff\":%s,\"names\":[\"all\"",
+            b ? "true" : "false");
     int32_t names = 1;
     name_of[32768] = 0; /* the root: srcloc 0 */
     for (size_t i = 1; i < c->nodes.len; i++) {
@@ -251,10 +307,11 @@ static int write_flame(FILE *out, const struct btr_calltree *c, const struct btc
     for (size_t i = 0; i < c->threads.len && rc >= 0; i++) {
         const struct btr_call_thread *th = btc_vec_at(&c->threads, i);
         char buf[64];
+        const char *name = btr_thread_name(t, th->id, buf, sizeof buf);
         fputs(i ? ",{\"name\":" : "{\"name\":", out);
-        script_string(out, btr_thread_name(t, th->id, buf, sizeof buf));
+        script_string(out, name);
         fputs(",\"root\":", out);
-        rc = write_tree(out, c, th->root, incl, name_of, kept, pruned);
+        rc = write_tree(out, c, t, th->root, incl, name_of, b, base_thread(b, name), kept, pruned);
         fputc('}', out);
     }
     fputs("]}</script>\n", out);
@@ -418,6 +475,17 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
     struct btr_diff_options opt = {.confidence = 0.99, .min_change_pct = 5, .fail_above_pct = -1};
     if (rc >= 0 && base)
         rc = btr_diff_compute(&d, base, path, &opt, err, errlen);
+    /* BASE's call paths for the differential flame graph. */
+    struct btr_calltree bc;
+    struct btc_trace bt;
+    btr_calltree_init(&bc);
+    int read_base = rc >= 0 && base;
+    if (read_base)
+        rc = btc_tracy_read(base, &bt, btr_calltree_on_zone, &bc, err, errlen);
+    int64_t *base_incl = rc >= 0 && base ? inclusive(&bc) : NULL;
+    if (rc >= 0 && base && !base_incl)
+        rc = BTC_ERR_NOMEM;
+    struct flame_base fb = {&bc, read_base ? &bt : NULL, base_incl};
     if (rc >= 0) {
         fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
               "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
@@ -440,7 +508,12 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
               "zoom. <input id=\"search\" placeholder=\"highlight names holding\"></p>"
               "<div id=\"flames\"></div>\n",
               out);
-        rc = write_flame(out, &c, &t, kept, &pruned);
+        if (base)
+            fputs("<p>Against the base: red boxes took more time than the same call path "
+                  "there, blue less (5 % or more), grey about the same, purple paths the "
+                  "base does not have.</p>",
+                  out);
+        rc = write_flame(out, &c, &t, base ? &fb : NULL, kept, &pruned);
         fprintf(out,
                 "<p>%" PRIu64 " call paths shown, %" PRIu64
                 " under 1/%d of their thread's time left out.</p>\n",
@@ -454,6 +527,10 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
         snprintf(err, errlen, "out of memory for the report");
     if (base)
         btr_diff_free(&d);
+    free(base_incl);
+    btr_calltree_free(&bc);
+    if (read_base)
+        btc_trace_free(&bt);
     btr_calltree_free(&c);
     if (read_tree)
         btc_trace_free(&t);
