@@ -43,7 +43,7 @@ packages="
     libssh-dev libzstd-dev liblz4-dev zlib1g-dev libcmocka-dev
     openssh-server openssh-client
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3 python3-dev
-    iproute2 tcpdump
+    iproute2 tcpdump nodejs npm chromium
 "
 
 # The full-system boards: qemu-system with its OpenSBI firmware, and what
@@ -92,6 +92,12 @@ for arch in riscv64 aarch64; do
 done
 
 "$top/tools/fetch-deps.sh"
+# speedscope's own importer, which checks boardtrace-report's speedscope
+# output (tests/report): the version package-lock.json pins.
+if [ ! -d "$top/tests/report/node/node_modules/speedscope" ]; then
+    say "installing speedscope (npm) for tests/report"
+    npm ci --prefix "$top/tests/report/node" --no-audit --no-fund >/dev/null
+fi
 if [ "$system" = 1 ]; then
     # The arm64 kernel is Debian's own package, fetched while the network is
     # there (the tests run without one); the riscv64 kernel is built once.

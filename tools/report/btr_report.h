@@ -48,7 +48,7 @@ struct btr_frame_stat {
     int continuous;
     struct btc_vec durations; /* int64_t, while exact */
     uint64_t *buckets;        /* BTR_FRAME_BUCKETS counts, once over */
-    int64_t p99_ns;
+    int64_t p50_ns, p99_ns;   /* after btr_frames_finish */
 };
 struct btr_sections {
     struct btc_vec pools;      /* struct btr_pool_stat, per pool */
@@ -134,6 +134,19 @@ int btr_chrome_export(const char *path, FILE *out, uint64_t *zones_written, char
  * zones, messages, frames and plots, deflated in chunks. */
 int btr_perfetto_export(const char *path, FILE *out, uint64_t *zones_written, char *err,
                         size_t errlen);
+
+/* Flame-graph formats: the collapsed-stack text ("thread;outer;inner N",
+ * N the path's self time in ns; btr_collapsed.c) and speedscope's JSON, an
+ * evented profile per thread (btr_speedscope.c). *count receives the lines
+ * or zones written. */
+int btr_collapsed_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
+int btr_speedscope_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
+
+/* A self-contained HTML page of the trace (btr_html.c): top zones, a flame
+ * graph per thread, frame-time histograms, memory pools; with base (NULL
+ * none) the diff against it. *paths receives the call paths drawn. */
+int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *paths, char *err,
+                    size_t errlen);
 
 /* Lists the signposts (boardtrace.signpost) as CSV: time, header,
  * message, time since the previous one, and the zones that took the most

@@ -90,6 +90,22 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* Nearest rank: the smallest duration with pct % of frames at most it;
+ * past the exact count, the upper bound of its bucket. */
+static int64_t percentile(const struct btr_frame_stat *f, unsigned pct)
+{
+    uint64_t rank = (f->timed * pct + 99) / 100;
+    if (!f->buckets)
+        return *(int64_t *)btc_vec_at(&f->durations, (size_t)rank - 1);
+    uint64_t seen = 0;
+    for (size_t b = 0; b < BTR_FRAME_BUCKETS; b++) {
+        seen += f->buckets[b];
+        if (seen >= rank)
+            return bucket_top(b) < f->max_ns ? bucket_top(b) : f->max_ns;
+    }
+    return f->max_ns;
+}
+
 void btr_frames_finish(struct btr_sections *sec, const struct btc_trace *t)
 {
     for (size_t i = 0; i < sec->frame_sets.len; i++) {
@@ -99,21 +115,10 @@ void btr_frames_finish(struct btr_sections *sec, const struct btc_trace *t)
         f->last_start = -1;
         if (!f->timed)
             continue;
-        /* Nearest rank: the smallest duration with 99 % of frames at most it. */
-        uint64_t rank = (f->timed * 99 + 99) / 100;
-        if (!f->buckets) {
+        if (!f->buckets)
             qsort(f->durations.data, f->durations.len, sizeof(int64_t), cmp_i64);
-            f->p99_ns = *(int64_t *)btc_vec_at(&f->durations, (size_t)rank - 1);
-            continue;
-        }
-        uint64_t seen = 0;
-        for (size_t b = 0; b < BTR_FRAME_BUCKETS; b++) {
-            seen += f->buckets[b];
-            if (seen >= rank) {
-                f->p99_ns = bucket_top(b) < f->max_ns ? bucket_top(b) : f->max_ns;
-                break;
-            }
-        }
+        f->p50_ns = percentile(f, 50);
+        f->p99_ns = percentile(f, 99);
     }
 }
 

@@ -13,10 +13,11 @@
 #include <boardtrace/config.h>
 
 #include "btc_tracy.h"
+#include "btr_diff.h"
 #include "btr_report.h"
 #include "btr_symbolize.h"
 
-enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3 };
+enum { EXIT_OK = 0, EXIT_USAGE = 1, EXIT_READ = 2, EXIT_WRITE = 3, EXIT_REGRESSION = 4 };
 
 static void usage(FILE *to)
 {
@@ -25,8 +26,14 @@ static void usage(FILE *to)
         "boardtrace-report %s: reports over a .tracy trace file\n"
         "\n"
         "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
+        "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--min-change PCT]\n"
+        "                              [--confidence PCT] [--max-memory SIZE] BASE.tracy "
+        "NEW.tracy\n"
+        "       boardtrace-report html [-o OUT.html] [--max-memory SIZE] TRACE.tracy [BASE.tracy]\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
+        "       boardtrace-report collapsed [-o OUT] [--max-memory SIZE] TRACE.tracy\n"
+        "       boardtrace-report speedscope [-o OUT.json] [--max-memory SIZE] TRACE.tracy\n"
         "       boardtrace-report symbolize [-o OUT.tracy] TRACE.tracy BINARY...\n"
         "       boardtrace-report frames TRACE.tracy\n"
         "       boardtrace-report signposts TRACE.tracy\n"
@@ -41,12 +48,40 @@ static void usage(FILE *to)
         "           first errors), plots (min, max, mean), GPU zones, CPU samples and\n"
         "           system tracing. C++ names are shown demangled, except in --csv,\n"
         "           which keeps them as stored, as tracy-csvexport does\n"
+        "  diff     BASE against NEW: per zone (name and source location) count, total,\n"
+        "           mean, p50 and p99 ns in each and the change in %%, rows by the change of\n"
+        "           total time; zones in one trace only say new or gone. A change is real\n"
+        "           (slower, faster) when the Mann-Whitney rank test of the durations\n"
+        "           rejects no change at --confidence (default 99, Bonferroni-corrected over\n"
+        "           the rows tested; 8 durations a side at least) and the median moved by\n"
+        "           --min-change %% (default 5); otherwise same, or untested. Then frames\n"
+        "           (frame times per set, tested alike) and memory (peak bytes per pool).\n"
+        "           --csv, --json: the same for machines. --fail-above PCT: exit 4 when a\n"
+        "           zone or frame set is really slower and its mean or p99 grew by more\n"
+        "           than PCT %%. Keeps every zone's duration (8 bytes) within --max-memory\n"
+        "  html     one self-contained HTML page (nothing loaded from anywhere): the top\n"
+        "           zones, a flame graph of zones by call path per thread (click zooms,\n"
+        "           a field highlights names; paths under 1/5000 of their thread's time\n"
+        "           left out), frame-time histograms, memory pools, messages, locks and\n"
+        "           plots; with BASE, diff's table of the zones against it. stdout\n"
+        "           unless -o is given\n"
         "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
         "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
         "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
         "           --format chooses. To stdout unless -o is given. OUT is written\n"
         "           beside itself and renamed once complete: a failed export leaves an\n"
         "           existing OUT as it was; an OUT that is the trace itself is refused\n"
+        "  collapsed  the zones as collapsed stacks for flame graphs (flamegraph.pl,\n"
+        "           inferno, speedscope): a line per call path of zones in a thread,\n"
+        "           'THREAD;OUTER;...;INNER N', N the path's self time in ns (its zones'\n"
+        "           time less their children's) summed over the trace; paths without\n"
+        "           self time are left out; a ';' in a name is written \\x3b\n"
+        "  speedscope  the zones in speedscope's JSON format (https://www.speedscope.app):\n"
+        "           an evented profile per thread on the trace's timeline in ns, the\n"
+        "           source locations as frames (name, file, line); zones that never\n"
+        "           ended or last 0 ns are left out, as stats leaves them out. It keeps\n"
+        "           every zone's times (24 bytes a zone) within --max-memory\n"
+        "           collapsed and speedscope write stdout unless -o is given, as chrome\n"
         "  symbolize  names the callstack frames a stripped program recorded as\n"
         "           IMAGE+0xOFFSET with its build-id, from the unstripped BINARY files\n"
         "           (matched by build-id): function, source file and line; rewrites\n"
@@ -62,7 +97,8 @@ static void usage(FILE *to)
         "           file that needs more is refused with a message saying so\n"
         "\n"
         "Exit status: 0 success, 1 bad arguments, 2 the trace cannot be read,\n"
-        "3 the output cannot be written.\n",
+        "3 the output cannot be written, 4 (diff --fail-above) a real regression\n"
+        "above the limit.\n",
         BT_VERSION_STRING);
 }
 
@@ -215,6 +251,57 @@ static int ends_with(const char *name, const char *suffix)
     return n >= k && strcmp(name + n - k, suffix) == 0;
 }
 
+typedef int (*export_fn)(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
+
+/* Runs an export of the trace at path into out_path (stdout when NULL):
+ * written beside it and renamed once complete. what names the count the
+ * export gives, said on stderr when a file is written. */
+static int run_export(const char *cmd, const char *path, const char *out_path, export_fn fn,
+                      const char *what)
+{
+    if (out_path && same_file(path, out_path)) {
+        fprintf(stderr, "boardtrace-report %s: -o %s is the trace %s itself; name another file\n",
+                cmd, out_path, path);
+        return EXIT_USAGE;
+    }
+    FILE *out = stdout;
+    char tmp[4200] = "";
+    if (out_path && !(out = open_output(out_path, tmp, sizeof tmp))) {
+        fprintf(stderr, "boardtrace-report: cannot open %s for writing: %s\n", out_path,
+                strerror(errno));
+        return EXIT_WRITE;
+    }
+    char err[512] = "";
+    uint64_t count = 0;
+    int rc = fn(path, out, &count, err, sizeof err);
+    int werr = ferror(out) != 0 || fflush(out) != 0;
+    if (out != stdout) {
+        if (!werr && tmp[0] && fsync(fileno(out)) != 0)
+            werr = 1;
+        if (fclose(out) != 0)
+            werr = 1;
+    }
+    if (rc < 0 || werr) {
+        if (tmp[0])
+            unlink(tmp);
+        if (rc < 0) {
+            read_failed(path, err);
+            return EXIT_READ;
+        }
+        fprintf(stderr, "boardtrace-report: cannot write %s\n", out_path ? out_path : "stdout");
+        return EXIT_WRITE;
+    }
+    if (tmp[0] && rename(tmp, out_path) != 0) {
+        fprintf(stderr, "boardtrace-report: cannot move %s to %s: %s\n", tmp, out_path,
+                strerror(errno));
+        unlink(tmp);
+        return EXIT_WRITE;
+    }
+    if (out_path)
+        fprintf(stderr, "%s: %llu %s\n", out_path, (unsigned long long)count, what);
+    return EXIT_OK;
+}
+
 static int cmd_chrome(int argc, char **argv)
 {
     const char *path = NULL, *out_path = NULL, *format = NULL;
@@ -245,55 +332,142 @@ static int cmd_chrome(int argc, char **argv)
         fprintf(stderr, "boardtrace-report chrome: a trace file is required\n");
         return EXIT_USAGE;
     }
-    if (out_path && same_file(path, out_path)) {
-        fprintf(stderr,
-                "boardtrace-report chrome: -o %s is the trace %s itself; name another file\n",
-                out_path, path);
-        return EXIT_USAGE;
-    }
-    FILE *out = stdout;
-    char tmp[4200] = "";
-    if (out_path && !(out = open_output(out_path, tmp, sizeof tmp))) {
-        fprintf(stderr, "boardtrace-report: cannot open %s for writing: %s\n", out_path,
-                strerror(errno));
-        return EXIT_WRITE;
-    }
     /* Perfetto's own format for its file names, JSON otherwise. */
     if (!format)
         format =
             out_path && (ends_with(out_path, ".perfetto-trace") || ends_with(out_path, ".pftrace"))
                 ? "perfetto"
                 : "json";
-    char err[512] = "";
-    uint64_t zones = 0;
-    int rc = strcmp(format, "perfetto") == 0
-                 ? btr_perfetto_export(path, out, &zones, err, sizeof err)
-                 : btr_chrome_export(path, out, &zones, err, sizeof err);
-    int werr = ferror(out) != 0 || fflush(out) != 0;
-    if (out != stdout) {
-        if (!werr && tmp[0] && fsync(fileno(out)) != 0)
-            werr = 1;
-        if (fclose(out) != 0)
-            werr = 1;
-    }
-    if (rc < 0 || werr) {
-        if (tmp[0])
-            unlink(tmp);
-        if (rc < 0) {
-            read_failed(path, err);
-            return EXIT_READ;
+    return run_export("chrome", path, out_path,
+                      strcmp(format, "perfetto") == 0 ? btr_perfetto_export : btr_chrome_export,
+                      "zones");
+}
+
+/* html's BASE, for the export function's fixed arguments. */
+static const char *html_base;
+
+static int html_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen)
+{
+    return btr_html_export(path, html_base, out, count, err, errlen);
+}
+
+/* collapsed, speedscope and html: [-o OUT] [--max-memory SIZE] TRACE
+ * (html: [BASE] too). */
+static int cmd_flame(const char *cmd, int argc, char **argv, export_fn fn, const char *what)
+{
+    const char *path = NULL, *out_path = NULL;
+    for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, cmd);
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
+        if (!strcmp(argv[i], "-o") && i + 1 < argc) {
+            out_path = argv[++i];
+        } else if (argv[i][0] == '-' || (path && (fn != html_export || html_base))) {
+            fprintf(stderr, "boardtrace-report %s: unexpected argument '%s'\n", cmd, argv[i]);
+            return EXIT_USAGE;
+        } else if (path) {
+            html_base = argv[i];
+        } else {
+            path = argv[i];
         }
-        fprintf(stderr, "boardtrace-report: cannot write %s\n", out_path ? out_path : "stdout");
+    }
+    if (!path) {
+        fprintf(stderr, "boardtrace-report %s: a trace file is required\n", cmd);
+        return EXIT_USAGE;
+    }
+    if (html_base && out_path && same_file(html_base, out_path)) {
+        fprintf(stderr, "boardtrace-report html: -o %s is the base %s itself; name another file\n",
+                out_path, html_base);
+        return EXIT_USAGE;
+    }
+    return run_export(cmd, path, out_path, fn, what);
+}
+
+/* A percentage option's value: a finite number within [lo, hi]. */
+static int parse_pct(const char *v, double lo, double hi, double *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= lo && x <= hi))
+        return -1;
+    *out = x;
+    return 0;
+}
+
+static int cmd_diff(int argc, char **argv)
+{
+    const char *paths[2] = {NULL, NULL};
+    int npaths = 0, csv = 0, json = 0;
+    double confidence = 99;
+    struct btr_diff_options opt = {.min_change_pct = 5, .fail_above_pct = -1};
+    for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, "diff");
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int bad = 0;
+        if (!strcmp(a, "--csv")) {
+            csv = 1;
+        } else if (!strcmp(a, "--json")) {
+            json = 1;
+        } else if (!strcmp(a, "--fail-above")) {
+            bad = !v || parse_pct(v, 0, 1e9, &opt.fail_above_pct) < 0;
+            i++;
+        } else if (!strcmp(a, "--min-change")) {
+            bad = !v || parse_pct(v, 0, 1e9, &opt.min_change_pct) < 0;
+            i++;
+        } else if (!strcmp(a, "--confidence")) {
+            bad = !v || parse_pct(v, 50, 99.9999, &confidence) < 0;
+            i++;
+        } else if (a[0] == '-' || npaths == 2) {
+            fprintf(stderr, "boardtrace-report diff: unexpected argument '%s'\n", a);
+            return EXIT_USAGE;
+        } else {
+            paths[npaths++] = a;
+        }
+        if (bad) {
+            fprintf(stderr, "boardtrace-report diff: %s takes a percentage%s\n", a,
+                    strcmp(a, "--confidence") ? "" : " from 50 to 99.9999");
+            return EXIT_USAGE;
+        }
+    }
+    if (npaths != 2 || (csv && json)) {
+        fprintf(stderr, "boardtrace-report diff: expected BASE.tracy NEW.tracy and at most one "
+                        "of --csv, --json\n");
+        return EXIT_USAGE;
+    }
+    opt.confidence = confidence / 100;
+    struct btr_diff d;
+    char err[600] = "";
+    if (btr_diff_compute(&d, paths[0], paths[1], &opt, err, sizeof err) < 0) {
+        fprintf(stderr, "boardtrace-report diff: %s%s\n", err,
+                strstr(err, "memory limit") ? "; raise it with --max-memory" : "");
+        btr_diff_free(&d);
+        return EXIT_READ;
+    }
+    if (csv)
+        btr_diff_print_csv(&d, stdout);
+    else if (json)
+        btr_diff_print_json(&d, stdout);
+    else
+        btr_diff_print_table(&d, stdout);
+    uint64_t over = d.over_limit;
+    btr_diff_free(&d);
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "boardtrace-report: cannot write stdout\n");
         return EXIT_WRITE;
     }
-    if (tmp[0] && rename(tmp, out_path) != 0) {
-        fprintf(stderr, "boardtrace-report: cannot move %s to %s: %s\n", tmp, out_path,
-                strerror(errno));
-        unlink(tmp);
-        return EXIT_WRITE;
+    if (over) {
+        fprintf(stderr,
+                "boardtrace-report diff: %llu real regression%s of mean or p99 above %g %%\n",
+                (unsigned long long)over, over == 1 ? "" : "s", opt.fail_above_pct);
+        return EXIT_REGRESSION;
     }
-    if (out_path)
-        fprintf(stderr, "%s: %llu zones\n", out_path, (unsigned long long)zones);
     return EXIT_OK;
 }
 
@@ -421,9 +595,17 @@ int main(int argc, char **argv)
         return cmd_frames(argc - 2, argv + 2);
     if (!strcmp(argv[1], "signposts"))
         return cmd_signposts(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "diff"))
+        return cmd_diff(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "html"))
+        return cmd_flame("html", argc - 2, argv + 2, html_export, "call paths drawn");
+    if (!strcmp(argv[1], "collapsed"))
+        return cmd_flame("collapsed", argc - 2, argv + 2, btr_collapsed_export, "call paths");
+    if (!strcmp(argv[1], "speedscope"))
+        return cmd_flame("speedscope", argc - 2, argv + 2, btr_speedscope_export, "zones");
     fprintf(stderr,
-            "boardtrace-report: unknown command '%s' (expected stats, chrome, symbolize, "
-            "frames or signposts)\n",
+            "boardtrace-report: unknown command '%s' (expected stats, diff, html, chrome, "
+            "collapsed, speedscope, symbolize, frames or signposts)\n",
             argv[1]);
     return EXIT_USAGE;
 }

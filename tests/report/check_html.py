@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+"""boardtrace-report html opened in headless Chromium (Debian's package),
+without a network (its own network namespace): the page must log nothing
+to the console (a request it tried would show there, blocked by its policy
+or failing), its script must draw a flame graph for every thread, and its
+zone table must hold stats' top zones with their counts and totals, its
+messages, locks and plots stats' lines; with a BASE the diff table must
+hold each zone's totals in both traces and every flame-graph box say its
+change against the base.
+
+Usage: check_html.py BOARDTRACE_REPORT DATA_DIR OUT_DIR
+Exit 0 pass, 1 fail, 77 skipped (no chromium or unshare: tools/setup.sh)."""
+import csv
+import html.parser
+import io
+import os
+import shutil
+import subprocess
+import sys
+
+report, data_dir, out_dir = sys.argv[1:4]
+chromium = shutil.which("chromium")
+if not chromium or not shutil.which("unshare"):
+    print("SKIP: chromium or unshare missing (tools/setup.sh installs chromium)")
+    sys.exit(77)
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("FAIL:", msg)
+
+
+def run(args):
+    return subprocess.run([report] + args, check=True, capture_output=True).stdout.decode()
+
+
+class Tables(html.parser.HTMLParser):
+    """The page's tables by id (rows of cell texts), its rects and body."""
+
+    def __init__(self):
+        super().__init__()
+        self.tables, self.table, self.row, self.cell = {}, None, None, None
+        self.rects, self.body, self.changes = 0, {}, []
+        self.pre, self.in_pre = "", False
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if tag == "table":
+            self.table = self.tables.setdefault(a.get("id", ""), [])
+        elif tag == "tr" and self.table is not None:
+            self.row = []
+        elif tag in ("td", "th") and self.row is not None:
+            self.cell = ""
+        elif tag == "rect" and a.get("class", "").split()[:1] == ["z"]:
+            self.rects += 1
+            self.changes.append(a.get("data-change"))
+        elif tag == "body":
+            self.body = a
+        elif tag == "pre":
+            self.in_pre = True
+
+    def handle_endtag(self, tag):
+        if tag == "pre":
+            self.in_pre = False
+        if tag in ("td", "th") and self.cell is not None:
+            self.row.append(self.cell)
+            self.cell = None
+        elif tag == "tr" and self.row is not None:
+            self.table.append(self.row)
+            self.row = None
+        elif tag == "table":
+            self.table = None
+
+    def handle_data(self, data):
+        if self.in_pre:
+            self.pre += data
+        if self.cell is not None:
+            self.cell += data
+
+
+def open_in_chromium(page, name):
+    """The DOM after the page's script ran; a screenshot beside it."""
+    profile = os.path.join(out_dir, name + ".profile")
+    shot = os.path.join(out_dir, name + ".png")
+    args = [chromium, "--headless=new", "--no-sandbox", "--disable-gpu",
+            "--enable-logging=stderr", "--v=0", "--user-data-dir=" + profile,
+            "--window-size=1280,2400"]
+    url = "file://" + os.path.abspath(page)
+    script = 'ip link set lo up && exec "$@"'
+    dom = subprocess.run(["unshare", "-n", "sh", "-c", script, "sh"] + args + ["--dump-dom", url],
+                         capture_output=True, timeout=300)
+    subprocess.run(["unshare", "-n", "sh", "-c", script, "sh"] + args + ["--screenshot=" + shot, url],
+                   capture_output=True, timeout=300)
+    for line in dom.stderr.decode(errors="replace").splitlines():
+        if ":CONSOLE" in line:
+            fail(f"{name}: the page logged: {line}")
+    if not os.path.exists(shot) or os.path.getsize(shot) < 10000:
+        fail(f"{name}: no screenshot")
+    p = Tables()
+    p.feed(dom.stdout.decode())
+    return p
+
+
+def stats_rows(trace):
+    rows = list(csv.DictReader(io.StringIO(run(["stats", "--csv", trace]))))
+    return [(r["name"], r["src_file"] + ":" + r["src_line"], r["counts"], r["total_ns"]) for r in rows]
+
+
+def check_single(trace, name):
+    page = os.path.join(out_dir, name + ".html")
+    run(["html", "-o", page, trace])
+    with open(page, encoding="utf-8") as f:
+        text = f.read()
+    for needle in ("http:", "https:", "src=", "<link"):
+        if needle in text.replace("http://www.w3.org/2000/svg", ""):
+            fail(f"{name}: the page holds {needle!r}: it must load nothing")
+    p = open_in_chromium(page, name)
+    threads = {line.split(";")[0] for line in run(["collapsed", trace]).splitlines()}
+    if p.body.get("data-rendered") != str(len(threads)):
+        fail(f"{name}: script drew {p.body.get('data-rendered')} threads, {len(threads)} have zones")
+    if p.rects < len(threads):
+        fail(f"{name}: {p.rects} flame-graph boxes for {len(threads)} threads")
+    got = [(r[0], r[1], r[2], r[3]) for r in p.tables.get("zones", [])[1:]]
+    want = stats_rows(trace)[: len(got)]
+    if not got or got != want:
+        fail(f"{name}: zone table {got[:3]}... differs from stats {want[:3]}...")
+    stats_text = run(["stats", trace]).splitlines()
+    pre = [line for line in p.pre.splitlines() if line.strip()]
+    missing = [line for line in pre if line not in stats_text]
+    if missing:
+        fail(f"{name}: the page's messages, locks and plots say what stats does not: {missing[:3]}")
+    print(f"{name}: {len(pre)} lines of messages, locks and plots as in stats")
+    print(f"{name}: {len(got)} zones as in stats, {len(threads)} threads drawn, {p.rects} boxes")
+
+
+def check_diff(base, new, name):
+    page = os.path.join(out_dir, name + ".html")
+    run(["html", "-o", page, new, base])
+    p = open_in_chromium(page, name)
+    rows = p.tables.get("diff", [])[1:]
+    totals = [{(r[0], r[1]): r[3] for r in stats_rows(t)} for t in (base, new)]
+    if not rows:
+        fail(f"{name}: no diff table")
+    for r in rows:
+        for side, cell in ((0, r[2]), (1, r[3])):
+            want = totals[side].get((r[0], r[1]), "0")
+            if cell != want:
+                fail(f"{name}: {r[0]} total {cell} on side {side}, stats says {want}")
+    # The differential flame graph: every box says its change; the two
+    # recordings of one program share their call paths.
+    if not p.rects or None in p.changes:
+        fail(f"{name}: {p.rects} flame-graph boxes, changes {p.changes}")
+    if all(c == "new" for c in p.changes):
+        fail(f"{name}: no call path matched the base's")
+    print(f"{name}: {len(rows)} diff rows with stats' totals of both traces, "
+          f"{p.rects} flame-graph boxes against the base: {sorted(set(p.changes))}")
+
+
+check_single(os.path.join(data_dir, "tracy-0.14.0-full", "session.tracy"), "full")
+check_single(os.path.join(data_dir, "tracy-0.10.0-session", "session.tracy"), "v0.10")
+check_diff(os.path.join(data_dir, "tracy-0.13.1-session", "session.tracy"),
+           os.path.join(data_dir, "tracy-0.14.0-session", "session.tracy"), "diff")
+sys.exit(1 if failures else 0)
