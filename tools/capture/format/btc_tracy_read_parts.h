@@ -12,7 +12,7 @@
 
 #include "btc_format.h"
 #include "btc_tracy.h"
-#include "btc_tracy_write_parts.h"
+#include "btc_tracy_file.h"
 
 #define MAX_STRING_BYTES (64u * 1024u * 1024u)
 #define MAX_ZONE_DEPTH   (1u << 20)
@@ -54,6 +54,9 @@ struct rd {
     int copy_on;
 };
 
+/* The trace set up empty (btc_tracy_trace.c). */
+void btcr_trace_init(struct btc_trace *t);
+/* The block stream, btc_tracy_read_stream.c. */
 int btcr_raw_read(struct rd *r, void *p, size_t n);
 void btcr_fail(struct rd *r, const char *msg);
 uint64_t btcr_vec_bytes(const struct btc_vec *v);
