@@ -1,7 +1,8 @@
-/* What the units of the .tracy reader share (btc_tracy_read.c and its
- * btc_tracy_read_*.c): the reader's state, the block stream under it
- * (btc_tracy_read_stream.c) and the little-endian field readers every
- * section uses. Internal to the reader. */
+/* What the units of the .tracy reader share (its entry points in
+ * btc_tracy_read_file.c, its sections in btc_tracy_read.c and
+ * btc_tracy_read_*.c): the reader's state, the block stream under them all
+ * (btc_tracy_read_stream.c), the trace's set-up (btc_tracy_trace.c) and the
+ * little-endian field readers every section uses. Internal to the reader. */
 #ifndef BTC_TRACY_READ_PARTS_H
 #define BTC_TRACY_READ_PARTS_H
 

@@ -1,6 +1,6 @@
-/* The model's shared helpers (see btc_model_base.h): the bottom of the
- * model. The hub (btc_model.c) and the units for each kind of event call
- * them; they call only the queries (btc_queries.c) and btc_util. */
+/* The model's shared helpers (see btc_model_base.h), below the hub
+ * (btc_model.c) and the units for each kind of event, which all call them;
+ * they call only the queries (btc_queries.c) and btc_util. */
 #define _GNU_SOURCE
 #include "btc_model_base.h"
 
