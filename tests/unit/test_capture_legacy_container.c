@@ -16,7 +16,7 @@
 #include <zstd.h>
 
 #include "btc_format.h"
-#include "btc_tracy_write_parts.h"
+#include "btc_tracy_file.h"
 
 /* Writes n payload bytes in a legacy container; returns the blocks' sizes
  * after decompression (at most 8) through sizes, their count as result. */

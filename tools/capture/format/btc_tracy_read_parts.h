@@ -1,7 +1,8 @@
-/* What the units of the .tracy reader share (btc_tracy_read.c and its
- * btc_tracy_read_*.c): the reader's state, the block stream under it
- * (btc_tracy_read_stream.c) and the little-endian field readers every
- * section uses. Internal to the reader. */
+/* What the units of the .tracy reader share (its entry points in
+ * btc_tracy_read_file.c, its sections in btc_tracy_read.c and
+ * btc_tracy_read_*.c): the reader's state, the block stream under them all
+ * (btc_tracy_read_stream.c), the trace's set-up (btc_tracy_trace.c) and the
+ * little-endian field readers every section uses. Internal to the reader. */
 #ifndef BTC_TRACY_READ_PARTS_H
 #define BTC_TRACY_READ_PARTS_H
 
@@ -12,7 +13,7 @@
 
 #include "btc_format.h"
 #include "btc_tracy.h"
-#include "btc_tracy_write_parts.h"
+#include "btc_tracy_file.h"
 
 #define MAX_STRING_BYTES (64u * 1024u * 1024u)
 #define MAX_ZONE_DEPTH   (1u << 20)
@@ -54,6 +55,9 @@ struct rd {
     int copy_on;
 };
 
+/* The trace set up empty (btc_tracy_trace.c). */
+void btcr_trace_init(struct btc_trace *t);
+/* The block stream, btc_tracy_read_stream.c. */
 int btcr_raw_read(struct rd *r, void *p, size_t n);
 void btcr_fail(struct rd *r, const char *msg);
 uint64_t btcr_vec_bytes(const struct btc_vec *v);

@@ -1,100 +1,23 @@
-/* The .tracy writer: lays the model and its spools out as upstream's file
- * payload, in the layout of the release asked for (btc_file_versions.h; the
- * sections with units of their own are btc_tracy_write_*.c), cut into 64 KiB
- * blocks that are zstd-compressed one stream-flush each, in as many streams
- * as the machine
- * has CPUs for (up to 4, as upstream's FileWrite does; btc_compress.c).
- * Zones and memory events stream from the spools; memory stays bounded. */
+/* The .tracy writer's hub: lays the model and its spools out as upstream's
+ * file payload, section by section, in the layout of the release asked for
+ * (btc_file_versions.h). The sections with units of their own are
+ * btc_tracy_write_*.c (the thread records btc_tracy_write_threads.c), the
+ * helpers they all share btc_tracy_write_base.c, and under them the file's
+ * block stream (btc_tracy_file.c: 64 KiB blocks zstd-compressed one
+ * stream-flush each, in as many streams as the machine has CPUs for, up to
+ * 4 as upstream's FileWrite does; btc_compress.c). Zones and memory events
+ * stream from the spools; memory stays bounded. */
 #define _GNU_SOURCE
-#include <errno.h>
-#include <fcntl.h>
-#include <stdbool.h>
-#include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "btc_file_versions.h"
 #include "btc_format.h"
 #include "btc_tracy.h"
 #include "btc_tracy_prewrite.h"
 #include "btc_tracy_write_parts.h"
-
-static void fw_block(struct fw *w)
-{
-    size_t len = w->len;
-    /* Emptied even on failure, so put() never spins on a full block; once
-     * a write failed the rest is dropped and the caller reports it. */
-    w->len = 0;
-    if (w->failed || !len)
-        return;
-    if (w->detour) {
-        if (btc_spool_write(w->detour, w->blk, len) < 0)
-            w->failed = 1;
-        return;
-    }
-    w->payload += len;
-    if (btc_compress_next(w->c, len, w->f, &w->file_bytes) < 0)
-        w->failed = 1;
-    w->blk = btc_compress_block(w->c);
-}
-
-void btc_fw_put(struct fw *w, const void *p, size_t n)
-{
-    const uint8_t *b = p;
-    while (n) {
-        size_t k = BTC_FILE_BLOCK_SIZE - w->len;
-        if (k > n)
-            k = n;
-        memcpy(w->blk + w->len, b, k);
-        w->len += k;
-        b += k;
-        n -= k;
-        if (w->len == BTC_FILE_BLOCK_SIZE)
-            fw_block(w);
-    }
-}
-
-/* String index for a wire key, "???" when the client never answered. */
-int64_t btcw_key_string(struct writer *wr, uint64_t key)
-{
-    if (!key)
-        return -1;
-    uint64_t *v = btc_map_get(&wr->m->key_strings, key);
-    return v ? (int64_t)*v : wr->unknown;
-}
-
-void btcw_put_srcloc(struct writer *wr, const struct btc_srcloc *s, int is_payload)
-{
-    struct fw *w = &wr->w;
-    if (is_payload) {
-        put_strref_idx(w, (int64_t)s->name - 1);
-        put_strref_idx(w, (int64_t)s->function - 1);
-        put_strref_idx(w, (int64_t)s->file - 1);
-    } else if (s->resolved) {
-        put_strref_idx(w, btcw_key_string(wr, s->name));
-        int64_t f = btcw_key_string(wr, s->function);
-        put_strref_idx(w, f < 0 ? wr->unknown : f);
-        f = btcw_key_string(wr, s->file);
-        put_strref_idx(w, f < 0 ? wr->unknown : f);
-    } else {
-        put_strref_idx(w, -1);
-        put_strref_idx(w, wr->unknown);
-        put_strref_idx(w, wr->unknown);
-    }
-    put_u32(w, s->line);
-    put_u32(w, s->color);
-}
-
-int btcw_io_fail(struct writer *wr, const char *what)
-{
-    snprintf(wr->err, wr->errlen, "cannot read back the %s spool: %s", what, strerror(errno));
-    return BTC_ERR_IO;
-}
 
 static int write_frames(struct writer *wr)
 {
@@ -218,270 +141,6 @@ static int write_extras(struct writer *wr)
     }
     btc_spool_reader_close(&r);
     return rc < 0 ? btcw_io_fail(wr, "zone extra") : BTC_OK;
-}
-
-/* Puts the whole timeline records at the head of in (n bytes) in the
- * file's encoding (btc_timeline_expand), straight into the block being
- * filled; *used: the bytes taken. BTC_ERR_IO on a damaged record. */
-static int put_timeline(struct fw *w, const uint8_t *in, size_t n, size_t *used)
-{
-    size_t i = 0;
-    while (i < n) {
-        size_t u, made;
-        if (btc_timeline_expand(in + i, n - i, &u, w->blk + w->len, BTC_FILE_BLOCK_SIZE - w->len,
-                                &made) < 0)
-            return BTC_ERR_IO;
-        w->len += made;
-        i += u;
-        if (w->len == BTC_FILE_BLOCK_SIZE)
-            fw_block(w);
-        if (u || i == n)
-            continue;
-        /* The next record does not fit the block's end: expanded aside,
-         * it straddles two blocks. None taken: it is incomplete. */
-        uint8_t one[BTC_TL_EXPANDED_MAX];
-        if (btc_timeline_expand(in + i, n - i, &u, one, sizeof one, &made) < 0)
-            return BTC_ERR_IO;
-        if (!u)
-            break;
-        btc_fw_put(w, one, made);
-        i += u;
-    }
-    *used = i;
-    return BTC_OK;
-}
-
-/* Puts one thread's timeline spool (split_zones) in the file's encoding. */
-static int copy_timeline(struct writer *wr, struct btc_spool *s)
-{
-    struct btc_byte_reader r;
-    int rc = btc_byte_reader_open(&r, s, 64 * 1024);
-    size_t want = 1;
-    uint64_t taken = 0;
-    while (rc >= 0 && (rc = btc_byte_reader_fill(&r, want)) > 0) {
-        size_t used;
-        if ((rc = put_timeline(&wr->w, r.buf + r.pos, r.len - r.pos, &used)) < 0)
-            break;
-        r.pos += used;
-        taken += used;
-        /* A record cut by the read: read on until it is whole. */
-        want = r.len - r.pos + 1;
-    }
-    /* The spool ends inside a record, or short of what was written (the
-     * file was cut under us). */
-    if (rc == 0 && taken != s->flushed)
-        rc = BTC_ERR_IO;
-    btc_byte_reader_close(&r);
-    return rc;
-}
-
-/* One thread's zones: its timeline records, from the thread's own spool
- * when the zones were split (own), else picked out of the shared one. */
-static int write_timeline(struct writer *wr, struct btc_spool *own, uint32_t thread,
-                          uint64_t top_level)
-{
-    put_u32(&wr->w, (uint32_t)top_level);
-    if (!top_level)
-        return BTC_OK;
-    if (own)
-        return copy_timeline(wr, own) < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
-    struct btc_timeline_reader r;
-    if (btc_timeline_reader_open(&r, &wr->m->zones) < 0)
-        return btcw_io_fail(wr, "zone");
-    uint32_t th, len;
-    const uint8_t *p;
-    int rc;
-    size_t used;
-    while ((rc = btc_timeline_reader_next(&r, &th, &p, &len)) > 0)
-        if (th == thread && (put_timeline(&wr->w, p, len, &used) < 0 || used != len)) {
-            rc = BTC_ERR_IO; /* a fragment holds whole records */
-            break;
-        }
-    btc_timeline_reader_close(&r);
-    return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
-}
-
-/* Threads whose zones are split out per pass, and each one's buffer. */
-#define SPLIT_THREADS      128
-#define SPLIT_BUFFER_BYTES (32u * 1024u)
-
-struct split {
-    struct btc_spool spools[SPLIT_THREADS];
-    int64_t *slot; /* per model thread: its spool in this pass, -1 none */
-    size_t open;
-};
-
-static void split_close(struct split *s)
-{
-    for (size_t i = 0; i < s->open; i++)
-        btc_spool_close(&s->spools[i]);
-    s->open = 0;
-}
-
-/* One pass over the timeline spool copies the bytes of up to SPLIT_THREADS
- * threads with zones, from thread `first` on, into spools of their own, so
- * writing T threads reads the shared spool about T / 128 times, not T times. */
-static int split_zones(struct writer *wr, struct split *s, size_t first)
-{
-    struct btc_model *m = wr->m;
-    split_close(s);
-    for (size_t i = 0; i < m->threads.len; i++)
-        s->slot[i] = -1;
-    for (size_t i = first; i < m->threads.len && s->open < SPLIT_THREADS; i++) {
-        if (!((struct btc_thread *)btc_vec_at(&m->threads, i))->zones ||
-            (wr->pre_blocks && i == wr->pre_thread))
-            continue;
-        if (btc_spool_open_sized(&s->spools[s->open], m->spool_dir, 1, SPLIT_BUFFER_BYTES, wr->err,
-                                 wr->errlen) < 0)
-            return BTC_ERR_IO;
-        s->slot[i] = (int64_t)s->open++;
-    }
-    struct btc_timeline_reader r;
-    if (btc_timeline_reader_open(&r, &m->zones) < 0)
-        return btcw_io_fail(wr, "zone");
-    uint32_t th, len;
-    const uint8_t *p;
-    int rc;
-    while ((rc = btc_timeline_reader_next(&r, &th, &p, &len)) > 0) {
-        if (th < m->threads.len && s->slot[th] >= 0 &&
-            btc_spool_write(&s->spools[s->slot[th]], p, len) < 0) {
-            rc = BTC_ERR_IO;
-            break;
-        }
-    }
-    btc_timeline_reader_close(&r);
-    return rc < 0 ? btcw_io_fail(wr, "zone") : BTC_OK;
-}
-
-/* With a head start, what follows the string table up to the ready
- * timeline is written aside first (its length decides the filler's). */
-static int detour_begin(struct writer *wr)
-{
-    struct fw *w = &wr->w;
-    uint8_t *b = malloc(BTC_FILE_BLOCK_SIZE);
-    if (!b)
-        return BTC_ERR_NOMEM;
-    wr->home_blk = w->blk;
-    wr->home_len = w->len;
-    w->blk = b;
-    w->len = 0;
-    w->detour = &wr->detour;
-    return BTC_OK;
-}
-
-/* The ready thread's timeline (btc_tracy_prewrite.h): its top-level count
- * ends the detour; then come the filler string, of the length that makes
- * the detour end on a block boundary, the detour, the blocks made while
- * the capture ran, as they are, and the bytes after the last of them. */
-static int splice_timeline(struct writer *wr, uint64_t top_level)
-{
-    struct fw *w = &wr->w;
-    put_u32(w, (uint32_t)top_level);
-    fw_block(w);
-    free(w->blk);
-    w->blk = wr->home_blk;
-    w->len = wr->home_len;
-    w->detour = NULL;
-    if (w->failed)
-        return btcw_io_fail(wr, "detour");
-    uint64_t end = w->payload + w->len + 16 + btc_spool_bytes(&wr->detour);
-    size_t fill = (size_t)((BTC_FILE_BLOCK_SIZE - end % BTC_FILE_BLOCK_SIZE) % BTC_FILE_BLOCK_SIZE);
-    char spaces[4096];
-    memset(spaces, ' ', sizeof spaces);
-    put_u64(w, wr->filler_key);
-    put_u64(w, fill);
-    for (size_t k; fill; fill -= k) {
-        k = fill < sizeof spaces ? fill : sizeof spaces;
-        put(w, spaces, k);
-    }
-    struct btc_byte_reader r;
-    int rc = btc_byte_reader_open(&r, &wr->detour, 64 * 1024);
-    uint64_t copied = 0;
-    while (rc >= 0 && (rc = btc_byte_reader_fill(&r, 1)) > 0) {
-        put(w, r.buf + r.pos, r.len - r.pos);
-        copied += r.len - r.pos;
-        r.pos = r.len;
-    }
-    btc_byte_reader_close(&r);
-    if (rc < 0 || copied != btc_spool_bytes(&wr->detour))
-        return btcw_io_fail(wr, "detour");
-    if (w->len || w->failed) {
-        snprintf(wr->err, wr->errlen, "the zone blocks made early do not fall on a block boundary");
-        return BTC_ERR_IO;
-    }
-    for (uint64_t i = 0; i < wr->pre_blocks && !w->failed; i++) {
-        size_t len;
-        const uint8_t *b = btc_prewrite_block(wr->pre, i, &len);
-        if (!b)
-            return btcw_io_fail(wr, "zone block");
-        if (btc_compress_put_compressed(w->c, b, len, w->f, &w->file_bytes) < 0)
-            w->failed = 1;
-        w->payload += BTC_FILE_BLOCK_SIZE;
-    }
-    w->blk = btc_compress_block(w->c);
-    size_t len;
-    const uint8_t *rest = btc_prewrite_rest(wr->pre, &len);
-    put(w, rest, len);
-    return BTC_OK;
-}
-
-static int write_threads(struct writer *wr, const struct btc_msg_rec *msgs)
-{
-    struct btc_model *m = wr->m;
-    struct fw *w = &wr->w;
-    uint64_t child_lists = 0;
-    for (size_t i = 0; i < m->threads.len; i++)
-        child_lists += ((struct btc_thread *)btc_vec_at(&m->threads, i))->child_lists;
-    put_u64(w, m->zone_count);
-    put_u64(w, child_lists);
-    put_u64(w, m->threads.len);
-
-    size_t with_zones = 0;
-    for (size_t i = 0; i < m->threads.len; i++)
-        with_zones += ((struct btc_thread *)btc_vec_at(&m->threads, i))->zones > 0;
-    struct split *split = NULL;
-    if (with_zones > 1) {
-        split = calloc(1, sizeof *split);
-        if (!split || !(split->slot = calloc(m->threads.len, sizeof *split->slot))) {
-            free(split);
-            return BTC_ERR_NOMEM;
-        }
-        for (size_t i = 0; i < m->threads.len; i++)
-            split->slot[i] = -1;
-    }
-
-    int rc = BTC_OK;
-    for (size_t i = 0; i < m->threads.len && !rc; i++) {
-        struct btc_thread *t = btc_vec_at(&m->threads, i);
-        put_u64(w, t->tid);
-        put_u64(w, t->zones);
-        put_u64(w, t->kernel_samples);
-        put_u8(w, t->is_fiber);
-        if (wr->version >= BTC_GATE_GROUP_HINT)
-            put_u32(w, (uint32_t)t->group_hint);
-        if (wr->pre_blocks && i == wr->pre_thread) {
-            rc = splice_timeline(wr, t->top_zones);
-        } else {
-            struct btc_spool *own = NULL;
-            if (split && t->zones) {
-                if (split->slot[i] < 0 && (rc = split_zones(wr, split, i)) < 0)
-                    break;
-                own = &split->spools[split->slot[i]];
-            }
-            rc = write_timeline(wr, own, (uint32_t)i, t->top_zones);
-        }
-        put_u64(w, t->messages);
-        if (rc >= 0 && t->messages)
-            rc = btcw_thread_messages(wr, msgs, (uint32_t)i);
-        if (rc >= 0)
-            rc = btcw_thread_samples(wr, (uint32_t)i);
-    }
-    if (split) {
-        split_close(split);
-        free(split->slot);
-        free(split);
-    }
-    return rc;
 }
 
 static int cmp_cpu(const void *a, const void *b)
@@ -631,7 +290,7 @@ static int write_payload(struct writer *wr)
     btc_texts_reader_close(&tr);
     if (rc < 0 || k != m->texts.count)
         return btcw_io_fail(wr, "text");
-    if (wr->pre_blocks && (rc = detour_begin(wr)) < 0)
+    if (wr->pre_blocks && (rc = btcw_detour_begin(wr)) < 0)
         return rc;
     /* Key 0 names the default pool's memory plot "Frame", as upstream's
      * files do (the loader names that plot through this key). */
@@ -709,7 +368,7 @@ static int write_payload(struct writer *wr)
     if (rc >= 0)
         rc = write_extras(wr);
     if (rc >= 0)
-        rc = write_threads(wr, msgs);
+        rc = btcw_threads(wr, msgs);
     free(msgs);
     if (rc < 0)
         return rc;
@@ -792,112 +451,4 @@ int btc_tracy_write_compressed(struct btc_model *m, const char *path, uint32_t v
     if (rc == BTC_ERR_NOMEM)
         snprintf(err, errlen, "out of memory while writing %s", path);
     return btc_fw_end(w, path, tmp, rc, bytes, err, errlen);
-}
-
-int btc_fw_begin(struct fw *w, const char *path, char *tmp, size_t tmplen, char *err, size_t errlen)
-{
-    int legacy = w->legacy, lz4 = w->lz4, alone = w->alone;
-    memset(w, 0, sizeof *w);
-    w->legacy = legacy;
-    w->lz4 = lz4;
-    w->alone = alone;
-    /* A regular file (or none yet) is replaced only once the new one is
-     * complete: written beside it under a temporary name, synced, renamed.
-     * Anything else (a FIFO, /dev/stdout) is written in place. */
-    struct stat st;
-    bool in_place = stat(path, &st) == 0 && !S_ISREG(st.st_mode);
-    tmp[0] = '\0';
-    if (in_place) {
-        w->f = fopen(path, "wb");
-    } else {
-        static unsigned serial;
-        int fd = -1;
-        for (int tries = 0; fd < 0 && tries < 100; tries++) {
-            snprintf(tmp, tmplen, "%s.%d-%u.tmp", path, (int)getpid(), ++serial);
-            fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-            if (fd < 0 && errno != EEXIST)
-                break;
-        }
-        w->f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-        if (fd >= 0 && !w->f)
-            close(fd);
-    }
-    if (!w->f) {
-        snprintf(err, errlen, "cannot open %s for writing: %s", in_place ? path : tmp,
-                 strerror(errno));
-        if (tmp[0])
-            unlink(tmp);
-        tmp[0] = '\0';
-        return BTC_ERR_IO;
-    }
-    /* The legacy container is one stream (zstd flushed at every block, or
-     * LZ4), its magic saying which. */
-    w->c = btc_compress_open_independent(w->legacy ? 1 : btc_compress_default_streams(), w->lz4,
-                                         w->alone);
-    if (!w->c) {
-        snprintf(err, errlen, "out of memory for the file writer");
-        return btc_fw_end(w, path, tmp, BTC_ERR_NOMEM, NULL, err, errlen);
-    }
-    w->blk = btc_compress_block(w->c);
-    uint8_t head[6] = {btc_file_magic[0],
-                       btc_file_magic[1],
-                       btc_file_magic[2],
-                       btc_file_magic[3],
-                       w->lz4 ? BTC_FILE_COMPRESS_LZ4 : BTC_FILE_COMPRESS_ZSTD,
-                       (uint8_t)btc_compress_streams(w->c)};
-    size_t head_len = sizeof head;
-    if (w->legacy) {
-        memcpy(head, w->lz4 ? btc_file_magic_legacy_lz4 : btc_file_magic_legacy_zstd,
-               BTC_FILE_MAGIC_SIZE);
-        head_len = BTC_FILE_MAGIC_SIZE;
-    }
-    if (fwrite(head, 1, head_len, w->f) != head_len)
-        w->failed = 1;
-    w->file_bytes = head_len;
-    return BTC_OK;
-}
-
-int btc_fw_end(struct fw *w, const char *path, const char *tmp, int rc, uint64_t *bytes, char *err,
-               size_t errlen)
-{
-    if (w->c) {
-        fw_block(w);
-        if (btc_compress_flush(w->c, w->f, &w->file_bytes) < 0)
-            w->failed = 1;
-        /* The legacy reader (0.10) reads another block after every full
-         * one: a payload of whole blocks ends with an empty one (a raw zstd
-         * block of 0 bytes, which the frame still open takes; for LZ4, the
-         * one token of a block with nothing in it). */
-        static const uint8_t empty_zstd[7] = {3, 0, 0, 0, 0, 0, 0}, empty_lz4[5] = {1, 0, 0, 0, 0};
-        const uint8_t *empty = w->lz4 ? empty_lz4 : empty_zstd;
-        size_t empty_len = w->lz4 ? sizeof empty_lz4 : sizeof empty_zstd;
-        if (w->legacy && !w->failed && w->payload && w->payload % BTC_FILE_BLOCK_SIZE == 0) {
-            if (fwrite(empty, 1, empty_len, w->f) != empty_len)
-                w->failed = 1;
-            w->file_bytes += empty_len;
-        }
-    }
-    bool in_place = !tmp[0];
-    const char *name = in_place ? path : tmp;
-    if (rc >= 0 && (w->failed || fflush(w->f) != 0 || (!in_place && fsync(fileno(w->f)) != 0))) {
-        snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno));
-        rc = BTC_ERR_IO;
-    }
-    if (fclose(w->f) != 0 && rc >= 0) {
-        snprintf(err, errlen, "cannot write %s: %s", name, strerror(errno));
-        rc = BTC_ERR_IO;
-    }
-    if (!in_place) {
-        if (rc >= 0 && rename(tmp, path) != 0) {
-            snprintf(err, errlen, "cannot rename %s to %s: %s", tmp, path, strerror(errno));
-            rc = BTC_ERR_IO;
-        }
-        if (rc < 0)
-            unlink(tmp);
-    }
-    if (bytes)
-        *bytes = w->file_bytes;
-    btc_compress_close(w->c);
-    memset(w, 0, sizeof *w);
-    return rc;
 }

@@ -11,8 +11,6 @@
 #include "btc_model.h"
 #include "btc_model_parts.h"
 
-enum { FRAME_ASKED = 1, FRAME_RESOLVED = 2 };
-
 /* Spooled frame: addr u64, image u32, n u8, then n subframes of name u32,
  * file u32, line u32, symbol address u64. */
 #define FRAME_HEAD    13
@@ -40,7 +38,7 @@ void btc_callstacks_free(struct btc_callstacks *c)
 
 int btc_callstacks_resolved(const struct btc_callstacks *c, uint64_t addr)
 {
-    return btc_tagmap_get(&c->frame_state, addr) == FRAME_RESOLVED;
+    return btc_tagmap_get(&c->frame_state, addr) == BTC_FRAME_RESOLVED;
 }
 
 int btc_callstacks_frame(const char *rec, uint32_t len, struct btc_frame_view *out)
@@ -62,20 +60,6 @@ void btc_callstacks_subframe(const struct btc_frame_view *f, unsigned k, struct 
     out->file = bt_wire_get_u32(s + 4);
     out->line = bt_wire_get_u32(s + 8);
     out->sym_addr = bt_wire_get_u64(s + 12);
-}
-
-int btcm_query_frame(struct btc_model *m, uint64_t addr)
-{
-    struct btc_callstacks *c = &m->callstacks;
-    if (btc_tagmap_get(&c->frame_state, addr))
-        return 0;
-    /* The frame's state is its pending mark too: one map entry a frame. */
-    if (btc_tagmap_put(&c->frame_state, addr, FRAME_ASKED) < 0 ||
-        btcm_query_raw(m, BT_QUERY_CALLSTACK_FRAME, addr, 0) < 0)
-        return -1;
-    c->frames_asked++;
-    c->frames_retagged += !btc_frame_id_keeps(addr);
-    return 0;
 }
 
 static int callstack_payload(struct btc_model *m, const struct btc_event *ev, char *err,
@@ -107,8 +91,8 @@ static int file_frame(struct btc_callstacks *c, char *err, size_t errlen)
         return BTC_ERR_IO;
     }
     c->frames_resolved++;
-    return btc_tagmap_put(&c->frame_state, addr, FRAME_RESOLVED) < 0 ? btcm_nomem(err, errlen)
-                                                                     : BTC_OK;
+    return btc_tagmap_put(&c->frame_state, addr, BTC_FRAME_RESOLVED) < 0 ? btcm_nomem(err, errlen)
+                                                                         : BTC_OK;
 }
 
 /* Upstream's clients answer a frame they cannot resolve (a program whose
@@ -150,7 +134,7 @@ static int frame_size(struct btc_model *m, const struct btc_event *ev, char *err
                          "frame 0x%" PRIx64 " announced before the previous "
                          "frame's %u subframes arrived",
                          ptr, c->staging_left);
-    if (btc_tagmap_get(&c->frame_state, ptr) != FRAME_ASKED)
+    if (btc_tagmap_get(&c->frame_state, ptr) != BTC_FRAME_ASKED)
         return btcm_fail(ev, err, errlen, "answer for frame 0x%" PRIx64 ", which was not asked for",
                          ptr);
     int64_t img = btcm_intern(m, ev->str1, ev->str1_len);

@@ -14,6 +14,9 @@
 #include "btc_spool.h"
 #include "btc_util.h"
 
+/* A frame address's state (btc_callstacks.frame_state): asked, resolved. */
+enum { BTC_FRAME_ASKED = 1, BTC_FRAME_RESOLVED = 2 };
+
 /* Frames at most a CallstackFrameSize announces (its count is a byte). */
 #define BTC_FRAME_MAX_SUBFRAMES 255
 
@@ -44,7 +47,7 @@ struct btc_callstacks {
     struct btc_strtab stacks; /* u64 address arrays; index + 1 is the callstack id */
     uint32_t last;            /* from the last CallstackPayload, 0 none */
 
-    struct btc_tagmap frame_state; /* frame address -> FRAME_ASKED / FRAME_RESOLVED */
+    struct btc_tagmap frame_state; /* frame address -> BTC_FRAME_ASKED / _RESOLVED */
     uint64_t frames_asked;         /* asked, answer not begun */
     struct btc_texts frames;       /* resolved frames, one packed record each */
     uint64_t frames_resolved;

@@ -1,8 +1,9 @@
 /* The capture's event model: sets up and frees the model, and applies
  * each decoded event by handing it to the unit for its kind (btc_zones.c,
  * btc_messages.c, btc_plots.c, btc_frames.c, btc_memory.c, btc_locks.c,
- * btc_threads.c, btc_names.c, btc_callstacks.c, btc_gpu.c, ...); the
- * queries it asks are in btc_queries.c. */
+ * btc_threads.c, btc_names.c, btc_callstacks.c, btc_gpu.c, ...). The hub
+ * and those units share the helpers below them (btc_model_base.c and the
+ * queries of btc_queries.c), which call back into neither. */
 #define _GNU_SOURCE
 #include "btc_model.h"
 #include "btc_model_parts.h"
@@ -10,33 +11,9 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Writes "stream offset N: event Name (T): what" and returns the status. */
-static int failf(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int failf(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
-{
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    const char *name = bt_wire_event_name(ev->type);
-    snprintf(err, errlen, "stream offset %llu: event %s (%u): %s", (unsigned long long)ev->offset,
-             name ? name : "unknown", ev->type, what);
-    return BTC_ERR_PROTOCOL;
-}
-
-static int nomem(char *err, size_t errlen)
-{
-    snprintf(err, errlen, "out of memory while applying events");
-    return BTC_ERR_NOMEM;
-}
 
 int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char *spool_dir,
                    char *err, size_t errlen)
@@ -86,7 +63,7 @@ int btc_model_init(struct btc_model *m, const struct btc_welcome *w, const char 
     struct btc_frameset *fs = btc_vec_push(&m->framesets);
     struct btc_pool *pool = btc_vec_push(&m->pools);
     if (!fs || !pool)
-        return nomem(err, errlen);
+        return btcm_nomem(err, errlen);
     fs->continuous = 1;
     btc_map_init(&pool->live);
 
@@ -188,15 +165,15 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         size_t koff = ev->size - 8;
         rc = btcm_static_srcloc(m, bt_wire_get_u64(p + koff), &sl);
         if (rc < 0)
-            return rc == BTC_ERR_NOMEM
-                       ? nomem(err, errlen)
-                       : failf(ev, err, errlen, "more than %d source locations", BTCM_MAX_SRCLOCS);
+            return rc == BTC_ERR_NOMEM ? btcm_nomem(err, errlen)
+                                       : btcm_fail(ev, err, errlen, "more than %d source locations",
+                                                   BTCM_MAX_SRCLOCS);
         return btc_zone_begin(m, ev, sl, ev->type >= BT_EV_ZONE_BEGIN_CALLSTACK, err, errlen);
     }
     case BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC:
     case BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK:
         if (m->pending_payload_srcloc < 0)
-            return failf(ev, err, errlen, "expected a SourceLocationPayload before this zone");
+            return btcm_fail(ev, err, errlen, "expected a SourceLocationPayload before this zone");
         sl = (int16_t)(-m->pending_payload_srcloc - 1);
         m->pending_payload_srcloc = -1;
         return btc_zone_begin(m, ev, sl, ev->type == BT_EV_ZONE_BEGIN_ALLOC_SRC_LOC_CALLSTACK, err,
@@ -213,7 +190,7 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_ZONE_VALIDATION: {
         int64_t ti = btcm_current_thread(m);
         if (ti < 0)
-            return nomem(err, errlen);
+            return btcm_nomem(err, errlen);
         btcm_thread_at(m, ti)->next_validation = bt_wire_get_u32(p + 1);
         return BTC_OK;
     }
@@ -238,7 +215,7 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         int64_t idx = btcm_intern(m, ev->str1, ev->str1_len);
         uint32_t *slot = btc_vec_push(&m->app_info);
         if (idx < 0 || !slot)
-            return nomem(err, errlen);
+            return btcm_nomem(err, errlen);
         *slot = (uint32_t)idx;
         return BTC_OK;
     }
@@ -255,7 +232,7 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_MEM_NAME_PAYLOAD:
         m->pending_pool_name = bt_wire_get_u64(p + 1);
         if (!m->pending_pool_name)
-            return failf(ev, err, errlen, "memory pool name 0 (names must be non-zero)");
+            return btcm_fail(ev, err, errlen, "memory pool name 0 (names must be non-zero)");
         return BTC_OK;
     case BT_EV_MEM_ALLOC:
     case BT_EV_MEM_ALLOC_NAMED:
@@ -287,13 +264,13 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
     case BT_EV_CALLSTACK:
     case BT_EV_CALLSTACK_SERIAL: {
         if (!m->callstacks.last)
-            return failf(ev, err, errlen, "expected a CallstackPayload before this event");
+            return btcm_fail(ev, err, errlen, "expected a CallstackPayload before this event");
         if (ev->type == BT_EV_CALLSTACK_SERIAL) {
             m->pending_serial_callstack = m->callstacks.last;
         } else {
             int64_t ti = btcm_current_thread(m);
             if (ti < 0)
-                return nomem(err, errlen);
+                return btcm_nomem(err, errlen);
             btcm_thread_at(m, ti)->pending_callstack = m->callstacks.last;
         }
         m->callstacks.last = 0;
@@ -322,13 +299,13 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
                 return BTC_OK; /* the loader needs unique CPU threads; first one wins */
         struct btc_cpu *slot = btc_vec_push(&m->cpus);
         if (!slot)
-            return nomem(err, errlen);
+            return btcm_nomem(err, errlen);
         *slot = c;
         return BTC_OK;
     }
     case BT_EV_TID_TO_PID:
         return btc_map_put(&m->tid_pid, bt_wire_get_u64(p + 1), bt_wire_get_u64(p + 9)) < 0
-                   ? nomem(err, errlen)
+                   ? btcm_nomem(err, errlen)
                    : BTC_OK;
     case BT_EV_THREAD_GROUP_HINT: {
         uint64_t *ti = btc_map_get(&m->thread_index, bt_wire_get_u32(p + 1));
@@ -347,7 +324,7 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         btcm_see_time(m, ev->time);
         int64_t ti = btcm_current_thread(m);
         if (ti < 0)
-            return nomem(err, errlen);
+            return btcm_nomem(err, errlen);
         /* the callstack comes before the report (boardtrace's order) or
          * after it (upstream's): btc_model_finish takes the late one */
         struct btc_thread *th = btcm_thread_at(m, ti);
@@ -358,7 +335,7 @@ int btc_model_event(void *ctx, const struct btc_event *ev, char *err, size_t err
         th->pending_callstack = 0;
         m->crash.thread = ti;
         m->crash.reported = 1;
-        return btcm_want_string(m, m->crash.text) < 0 ? nomem(err, errlen) : BTC_OK;
+        return btcm_want_string(m, m->crash.text) < 0 ? btcm_nomem(err, errlen) : BTC_OK;
     }
     case BT_EV_GPU_NEW_CONTEXT:
     case BT_EV_GPU_ZONE_BEGIN:
@@ -432,29 +409,4 @@ int btc_model_finish(struct btc_model *m)
     if (rc < 0)
         return rc;
     return btc_gpu_finish(&m->gpu);
-}
-
-/* ---- shared with the units of the model (btc_model_parts.h) ----------- */
-
-int btcm_fail(const struct btc_event *ev, char *err, size_t errlen, const char *fmt, ...)
-{
-    char what[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(what, sizeof what, fmt, ap);
-    va_end(ap);
-    return failf(ev, err, errlen, "%s", what);
-}
-
-int btcm_nomem(char *err, size_t errlen)
-{
-    return nomem(err, errlen);
-}
-
-int btcm_spool_failed(char *err, size_t errlen, const char *what)
-{
-    int e = errno;
-    snprintf(err, errlen, "cannot write the %s spool: %s", what,
-             e ? strerror(e) : "a write failed");
-    return BTC_ERR_IO;
 }

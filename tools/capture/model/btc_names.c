@@ -1,6 +1,7 @@
-/* Names: the string table, the texts asked by wire key (StringData,
- * ThreadName, PlotName, FrameName, FiberName answers) and the static source
- * locations, numbered on first sight and filled in by their answer. */
+/* Names: the answers that fill in the texts asked by wire key (StringData,
+ * ThreadName, PlotName, FrameName, FiberName) and the static source
+ * locations (SourceLocation). Interning, asking and numbering on first
+ * sight are the model's helpers (btc_model_base.c). */
 #define _GNU_SOURCE
 #include "btc_model.h"
 #include "btc_model_parts.h"
@@ -11,49 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int64_t intern(struct btc_model *m, const char *s, size_t len)
-{
-    return btc_strtab_intern(&m->strings, s, len);
-}
-
-/* Asks for the text of a wire string key unless it is known or zero. */
-static int want_string(struct btc_model *m, uint64_t key)
-{
-    if (!key || btc_map_get(&m->key_strings, key))
-        return BTC_OK;
-    return btcm_query(m, BT_QUERY_STRING, key);
-}
-
-/* Static source location id for a wire key (querying it on first sight). */
-static int static_srcloc(struct btc_model *m, uint64_t key, int16_t *id)
-{
-    /* Loops begin the same zone over and over: remember the last one. */
-    if (m->last_srcloc_id && m->last_srcloc_key == key) {
-        *id = m->last_srcloc_id;
-        return BTC_OK;
-    }
-    uint64_t *v = btc_map_get(&m->srcloc_index, key);
-    if (v) {
-        m->last_srcloc_key = key;
-        m->last_srcloc_id = (int16_t)*v;
-    }
-    if (v) {
-        *id = (int16_t)*v;
-        return BTC_OK;
-    }
-    if (m->srclocs.len >= BTCM_MAX_SRCLOCS)
-        return BTC_ERR_PROTOCOL;
-    struct btc_srcloc *s = btc_vec_push(&m->srclocs);
-    uint64_t *cnt = btc_vec_push(&m->srcloc_zone_counts);
-    if (!s || !cnt)
-        return BTC_ERR_NOMEM;
-    s->key = key;
-    *id = (int16_t)m->srclocs.len;
-    if (btc_map_put(&m->srcloc_index, key, (uint64_t)*id) < 0)
-        return BTC_ERR_NOMEM;
-    return btcm_query(m, BT_QUERY_SOURCE_LOCATION, key);
-}
 
 int btc_names_source_location(struct btc_model *m, const struct btc_event *ev, char *err,
                               size_t errlen)
@@ -73,8 +31,8 @@ int btc_names_source_location(struct btc_model *m, const struct btc_event *ev, c
     s->line = bt_wire_get_u32(p + 25);
     s->color = p[31] | ((uint32_t)p[30] << 8) | ((uint32_t)p[29] << 16);
     s->resolved = 1;
-    if (want_string(m, s->name) < 0 || want_string(m, s->function) < 0 ||
-        want_string(m, s->file) < 0 || btc_code_source_key(m, s->file) < 0)
+    if (btcm_want_string(m, s->name) < 0 || btcm_want_string(m, s->function) < 0 ||
+        btcm_want_string(m, s->file) < 0 || btc_code_source_key(m, s->file) < 0)
         return btcm_nomem(err, errlen);
     return BTC_OK;
 }
@@ -107,7 +65,7 @@ int btc_names_keyed_string(struct btc_model *m, const struct btc_event *ev, char
         m->unsolicited_bytes += ev->data_len;
         return BTC_OK;
     }
-    int64_t idx = intern(m, (const char *)ev->data, ev->data_len);
+    int64_t idx = btcm_intern(m, (const char *)ev->data, ev->data_len);
     if (idx < 0)
         return btcm_nomem(err, errlen);
     if (q == BT_QUERY_THREAD_STRING || q == BT_QUERY_FIBER_NAME) {
@@ -121,19 +79,4 @@ int btc_names_keyed_string(struct btc_model *m, const struct btc_event *ev, char
         btc_code_key_string(m, ev->key, idx) < 0)
         return btcm_nomem(err, errlen);
     return BTC_OK;
-}
-
-int btcm_static_srcloc(struct btc_model *m, uint64_t key, int16_t *id)
-{
-    return static_srcloc(m, key, id);
-}
-
-int64_t btcm_intern(struct btc_model *m, const char *s, size_t len)
-{
-    return intern(m, s, len);
-}
-
-int btcm_want_string(struct btc_model *m, uint64_t key)
-{
-    return want_string(m, key);
 }
