@@ -4,6 +4,7 @@
 #include "btd_args.h"
 
 #include "btd_buf.h"
+#include "btd_decimal.h"
 #include "btd_help.h"
 #include "btd_msg.h"
 #include "btd_quote.h"
@@ -205,19 +206,6 @@ static const struct option long_options[] = {
     {"version", no_argument, NULL, OPT_VERSION},
     {NULL, 0, NULL, 0},
 };
-
-int btd_parse_decimal(const char *s, long *out)
-{
-    size_t digits = strspn(s, "0123456789");
-    if (digits == 0 || s[digits])
-        return -1;
-    errno = 0;
-    long v = strtol(s, NULL, 10);
-    if (errno)
-        return -1;
-    *out = v;
-    return 0;
-}
 
 static int parse_int(const char *what, const char *s, long low, long high, int *out)
 {

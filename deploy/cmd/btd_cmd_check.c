@@ -2,9 +2,10 @@
  * reachability, host key, authentication, architecture, transfer, disk and
  * what tracing modes 3-4 need on the board. */
 #define _GNU_SOURCE
+#include "btd_cmd.h"
+#include "btd_deploy.h"
 #include "btd_escape.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 
 #include <stdarg.h>
 #include <stdio.h>

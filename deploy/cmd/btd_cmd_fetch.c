@@ -4,14 +4,17 @@
  * trace is verified here. */
 #define _GNU_SOURCE
 #include "btd_claim.h"
+#include "btd_cmd.h"
+#include "btd_deploy.h"
 #include "btd_escape.h"
+#include "btd_interrupt.h"
 #include "btd_json.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 #include "btd_quote.h"
 #include "btd_recover.h"
 #include "btd_runs.h"
 #include "btd_sha256.h"
+#include "btd_symbolize.h"
 
 #include <boardtrace/config.h>
 #include <errno.h>

@@ -2,8 +2,10 @@
  * host's 127.0.0.1 to its tracing port through the same SSH connection
  * (direct-tcpip), so the Tracy GUI connects to the board as if it were local. */
 #define _GNU_SOURCE
+#include "btd_cmd.h"
+#include "btd_deploy.h"
+#include "btd_interrupt.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 #include "btd_session.h"
 #include "btd_status.h"
 

@@ -1,16 +1,20 @@
 /* `boardtrace run`: preflight, upload, capture on the board, pull, record,
  * summary. The exit status names the first step that failed. */
 #define _GNU_SOURCE
-#include "btd_escape.h"
 #include "btd_claim.h"
+#include "btd_cmd.h"
+#include "btd_deploy.h"
+#include "btd_escape.h"
+#include "btd_interrupt.h"
 #include "btd_json.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
+#include "btd_python.h"
 #include "btd_quote.h"
 #include "btd_recover.h"
 #include "btd_session.h"
-#include "btd_status.h"
 #include "btd_sha256.h"
+#include "btd_status.h"
+#include "btd_symbolize.h"
 
 #include <boardtrace/config.h>
 #include <errno.h>

@@ -1,9 +1,10 @@
 /* `boardtrace status`: the runs on the board, newest first, with what to do
  * next for each state. */
 #define _GNU_SOURCE
+#include "btd_cmd.h"
+#include "btd_deploy.h"
 #include "btd_escape.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 #include "btd_runs.h"
 
 #include <stdio.h>

@@ -2,7 +2,7 @@
 #ifndef BTD_HELP_H
 #define BTD_HELP_H
 
-#include "btd_args.h"
+#include "btd_options.h"
 
 #include <stdio.h>
 

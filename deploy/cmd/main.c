@@ -2,8 +2,8 @@
  * with Tracy over SSH. main() only dispatches; each command lives in its own
  * btd_cmd_*.c file, the arguments in btd_args.c. */
 #include "btd_args.h"
+#include "btd_cmd.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 
 #include <libssh/libssh.h>
 

@@ -267,3 +267,22 @@ int btd_board_remove_tagged(struct btd_conn *c, const char *base, const char *ta
     btd_buf_free(&out);
     return rc == 0 ? removed : -1;
 }
+
+bool btd_board_name_reserved(const char *name)
+{
+    /* The supervisor's and the capture's own files in the folder
+     * (btd_supervisor.c, btd_recover.c). */
+    static const char *const reserved[] = {"trace.tracy",    "trace.tracy.journal",
+                                           "cap.fifo",       "stop",
+                                           "out.fifo",       "err.fifo",
+                                           "out.log",        "err.log",
+                                           "supervisor.pid", "finished",
+                                           "program.name",   "program.host",
+                                           "capture.name",   "lib",
+                                           ".exec"};
+    for (size_t i = 0; i < sizeof reserved / sizeof *reserved; i++)
+        if (strcmp(name, reserved[i]) == 0)
+            return true;
+    /* run --python's package files and the folder they are laid out in. */
+    return strncmp(name, "bt-python", strlen("bt-python")) == 0;
+}

@@ -63,4 +63,8 @@ int btd_board_remove_dir(struct btd_conn *c, const char *dir, char *err, size_t 
 int btd_board_remove_tagged(struct btd_conn *c, const char *base, const char *tag, char *err,
                             size_t errlen);
 
+/* Whether a file of that name in a run's folder would be one of the
+ * supervisor's or the capture's own. */
+bool btd_board_name_reserved(const char *name);
+
 #endif

@@ -1,9 +1,10 @@
-/* The deploy step for dynamically linked programs (see btd_deploy_libs in
- * btd_ops.h): the board's own loader is asked first, and only what it
+/* The deploy step for dynamically linked programs (see
+ * btd_deploy_libs.h): the board's own loader is asked first, and only what it
  * cannot run natively goes through a brought loader. */
 #define _GNU_SOURCE
+#include "btd_deploy_libs.h"
+#include "btd_libs_board.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 
 #include <stdio.h>
 #include <stdlib.h>

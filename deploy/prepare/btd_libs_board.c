@@ -7,7 +7,7 @@
  * used, so a file cut short by an interrupted upload is sent again, never
  * loaded. A run's lib/ folder holds one link per name into the cache. */
 #define _GNU_SOURCE
-#include "btd_libs.h"
+#include "btd_libs_board.h"
 
 #include "btd_quote.h"
 

@@ -7,8 +7,8 @@
  * on PYTHONPATH (btd_supervisor.c). Before anything is uploaded the board's
  * python3 is checked: there, and the version the extension was built for. */
 #define _GNU_SOURCE
+#include "btd_python.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 
 #include <dirent.h>
 #include <errno.h>

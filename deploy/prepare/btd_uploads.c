@@ -3,8 +3,10 @@
  * here before anything travels, sent after the program, and verified on the
  * board by SHA-256 with it (btd_supervisor.c). */
 #define _GNU_SOURCE
+#include "btd_uploads.h"
+#include "btd_interrupt.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
+#include "btd_python.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -2,6 +2,8 @@
  * SSH socket and, for live, the local forwarding sockets. */
 #define _GNU_SOURCE
 #include "btd_session.h"
+#include "btd_interrupt.h"
+#include "btd_python.h"
 #include "btd_status.h"
 
 #include "btd_msg.h"

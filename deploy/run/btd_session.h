@@ -4,8 +4,8 @@
 #ifndef BTD_SESSION_H
 #define BTD_SESSION_H
 
-#include "btd_ops.h"
-#include "btd_run.h"
+#include "btd_deploy.h"
+#include "btd_supervisor.h"
 
 #include <poll.h>
 

@@ -1,9 +1,10 @@
-/* The board-side supervisor script (see btd_run.h). Written for busybox ash:
+/* The board-side supervisor script (see btd_supervisor.h). Written for busybox ash:
  * no bash-isms, no coreutils; processes are watched through /proc so a
  * finished child is noticed without blocking in `wait`. */
-#include "btd_args.h"
+#include "btd_supervisor.h"
+#include "btd_options.h"
+#include "btd_python.h"
 #include "btd_quote.h"
-#include "btd_run.h"
 
 #include <string.h>
 

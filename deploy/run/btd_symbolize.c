@@ -3,12 +3,13 @@
  * `boardtrace-report symbolize` (found beside boardtrace, installed or in
  * its build tree). */
 #define _GNU_SOURCE
+#include "btd_symbolize.h"
 #include "btd_msg.h"
-#include "btd_ops.h"
 
 #include <errno.h>
 #include <libgen.h>
 #include <spawn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,7 +4,7 @@
 #define _GNU_SOURCE
 #include "btd_ssh.h"
 
-#include "btd_args.h"
+#include "btd_decimal.h"
 #include "btd_known_hosts.h"
 #include "btd_msg.h"
 #include "btd_probe.h"

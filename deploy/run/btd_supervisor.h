@@ -2,8 +2,8 @@
  * script that verifies the uploads, starts the capture, then the program,
  * checks readiness, bounds every wait, reports on stderr with tagged lines,
  * and runs on when the SSH connection is lost (the logs keep everything). */
-#ifndef BTD_RUN_H
-#define BTD_RUN_H
+#ifndef BTD_SUPERVISOR_H
+#define BTD_SUPERVISOR_H
 
 #include "btd_buf.h"
 
@@ -47,15 +47,6 @@ struct btd_supervisor {
     bool python_partial, python_lines;
     const char *python_module;
 };
-
-/* run --python (btd_python.c): the package files under the Python folder,
- * uploaded as BTD_PYTHON_PREFIX + the path with '/' as '-', and where they
- * are laid out on the board. */
-enum { BTD_PYTHON_FILES = 8 };
-#define BTD_PYTHON_PREFIX "bt-python-"
-#define BTD_PYTHON_DIR    "bt-python"
-extern const char *const btd_python_files[BTD_PYTHON_FILES];
-void btd_python_board_name(const char *file, char *out, size_t outlen);
 
 /* Appends the script to cmd. Every value from the user is quoted. */
 void btd_supervisor_script(struct btd_buf *cmd, const struct btd_supervisor *s);
