@@ -1,6 +1,7 @@
 /* The steps run and live share: connecting, the board probe and the
  * architecture and space checks, uploading with verification, and removing
- * the board's folder after. Each returns an exit status from btd_msg.h. */
+ * the board's folder after. The int ones return an exit status from
+ * btd_msg.h. */
 #ifndef BTD_DEPLOY_H
 #define BTD_DEPLOY_H
 
