@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "btd_args.h"
+#include "btd_decimal.h"
 #include "btd_msg.h"
 
 static int parse(struct btd_options *o, const char **argv)

@@ -18,6 +18,7 @@
 
 #include "btd_elf_dyn.h"
 #include "btd_libs.h"
+#include "btd_libs_board.h"
 
 static const char *hello_riscv64, *hello_aarch64;
 

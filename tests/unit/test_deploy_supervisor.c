@@ -17,7 +17,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "btd_run.h"
+#include "btd_supervisor.h"
 
 /* Runs SCRIPT with INPUT on stdin; returns what it wrote to stderr. */
 static char *run_sh(const char *script, const char *input)
