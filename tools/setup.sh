@@ -44,6 +44,7 @@ packages="
     openssh-server openssh-client
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3 python3-dev
     iproute2 tcpdump
+    lava-server lava-dispatcher lavacli postgresql
 "
 
 # The full-system boards: qemu-system with its OpenSBI firmware, and what
