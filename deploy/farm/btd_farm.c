@@ -440,15 +440,16 @@ int btd_farm_main(int argc, char **argv)
     int rc = parse(argc, argv, &f);
     if (rc != 0)
         return rc == 1 ? BTD_EXIT_OK : rc;
-    if (mkdir(f.out_dir, 0755) != 0 && errno != EEXIST) {
-        btd_error("farm: -o %s: %s", f.out_dir, strerror(errno));
-        return BTD_EXIT_OUTPUT;
-    }
     struct btd_lava l;
     rc = btd_lava_open(&l, f.lava);
     if (rc != 0) {
         btd_lava_close(&l);
         return rc;
+    }
+    if (mkdir(f.out_dir, 0755) != 0 && errno != EEXIST) {
+        btd_error("farm: -o %s: %s", f.out_dir, strerror(errno));
+        btd_lava_close(&l);
+        return BTD_EXIT_OUTPUT;
     }
     char job_path[PATH_MAX];
     snprintf(job_path, sizeof job_path, "%s/lava-job.yaml", f.out_dir);
