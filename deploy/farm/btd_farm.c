@@ -70,6 +70,7 @@ struct board {
     char frames[32];
     double started, seconds;
     char failure[256]; /* why the board gave no trace, if it did not */
+    char name[160];    /* DIR/NAME.tracy: the device, or DEVICE-JOB for its second job */
 };
 
 struct farm {
@@ -77,6 +78,8 @@ struct farm {
     int count, hold_minutes, ready_timeout;
     char **args;
     int arg_count;
+    const struct board *boards; /* every job's, to name a device's second trace */
+    int board_count;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -235,8 +238,8 @@ static pid_t start_run(const struct farm *f, struct board *b)
     self[n] = '\0';
     char host[512], out[PATH_MAX], log[PATH_MAX];
     snprintf(host, sizeof host, "%s@%s:%d", b->ssh.user, b->ssh.host, b->ssh.port);
-    snprintf(out, sizeof out, "%s/%s.tracy", f->out_dir, b->lava.device);
-    snprintf(log, sizeof log, "%s/%s.log", f->out_dir, b->lava.device);
+    snprintf(out, sizeof out, "%s/%s.tracy", f->out_dir, b->name);
+    snprintf(log, sizeof log, "%s/%s.log", f->out_dir, b->name);
     const char **argv = btd_xmalloc(sizeof *argv * (size_t)(f->arg_count + 20));
     int a = 0;
     argv[a++] = self;
@@ -376,6 +379,11 @@ static void advance(const struct farm *f, const struct btd_lava *l, struct board
             b->step = RELEASED;
             return;
         }
+        /* LAVA may give one device two of these jobs, one after the other. */
+        snprintf(b->name, sizeof b->name, "%s", b->lava.device);
+        for (int i = 0; i < f->board_count; i++)
+            if (&f->boards[i] != b && strcmp(f->boards[i].name, b->name) == 0)
+                snprintf(b->name, sizeof b->name, "%s-%ld", b->lava.device, b->job);
         btd_note("farm: job %ld holds %s (%s@%s:%d): profiling", b->job, b->lava.device,
                  b->ssh.user, b->ssh.host, b->ssh.port);
         b->started = btd_now();
@@ -395,11 +403,11 @@ static void advance(const struct farm *f, const struct btd_lava *l, struct board
         b->seconds = btd_now() - b->started;
         b->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         char record[PATH_MAX];
-        snprintf(record, sizeof record, "%s/%s.tracy.json", f->out_dir, b->lava.device);
+        snprintf(record, sizeof record, "%s/%s.tracy.json", f->out_dir, b->name);
         read_record(record, b);
         if (b->status != 0)
             snprintf(b->failure, sizeof b->failure, "boardtrace run: exit %d (%s), see %s/%s.log",
-                     b->status, btd_exit_step(b->status), f->out_dir, b->lava.device);
+                     b->status, btd_exit_step(b->status), f->out_dir, b->name);
         if (release(f, b) != 0)
             btd_warn("farm: could not release job %ld over ssh: cancelling it", b->job),
                 btd_lava_cancel(l, b->job);
@@ -456,6 +464,7 @@ int btd_farm_main(int argc, char **argv)
     struct board boards[FARM_MAX_BOARDS];
     memset(boards, 0, sizeof boards);
     int submitted = 0;
+    f.boards = boards;
     rc = BTD_EXIT_OK;
     if (write_job(&f, job_path) != 0) {
         rc = BTD_EXIT_OUTPUT;
@@ -475,6 +484,7 @@ int btd_farm_main(int argc, char **argv)
     }
     if (submitted == 0)
         goto out;
+    f.board_count = submitted;
     double deadline = btd_now() + f.ready_timeout;
     int cancelled = 0;
     for (;;) {

@@ -108,4 +108,21 @@ assert float(cases["zones"]["measurement"]) == 1550, cases
 assert float(cases["frames"]["measurement"]) == 52, cases
 EOF
 done
-echo "PASS: three boards profiled at once through LAVA, 1550 zones and 52 frames each"
+
+# A fourth request on three boards: LAVA queues it until a board is free (no
+# queue of boardtrace's own); that device's second trace is DEVICE-JOB.tracy.
+"$boardtrace" farm run --lava "$LAVA_URL" --device-type ssh --count 4 -o "$work/out4" \
+    --known-hosts "$work/known_hosts" --hold-minutes 15 "$demo" >"$work/farm4.out" 2>"$work/farm4.err" ||
+    {
+        cat "$work/farm4.err" "$work/farm4.out"
+        fail "farm run --count 4 exited non-zero"
+    }
+cat "$work/farm4.out"
+[ "$(grep -c '^rv[0-9]  *[0-9][0-9]*  .*  0  *1550  *52 .*Complete$' "$work/farm4.out")" = 4 ] ||
+    fail "--count 4: not four complete runs of 1550 zones"
+[ "$(ls "$work/out4"/*.tracy.json | wc -l)" = 4 ] || fail "--count 4: not four records"
+ls "$work/out4" | grep -q '^rv[0-9]-[0-9][0-9]*\.tracy$' || fail "--count 4: no DEVICE-JOB.tracy"
+for r in "$work/out4"/*.tracy.json; do
+    grep -q '"zones": *"1550"' "$r" || fail "$r: not 1550 zones"
+done
+echo "PASS: three boards profiled at once through LAVA, 1550 zones and 52 frames each; a fourth request queued by LAVA"
