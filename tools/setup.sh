@@ -8,17 +8,22 @@
 # qemu-system, the kernel build tools and source, and their kernels, built or
 # downloaded once into ~/.cache/boardtrace (tools/board/system/kernel.sh); and
 # the Debian boards' userlands (tools/board/debian.sh), cached there too.
+# With --lava also LAVA (lava-server, lava-dispatcher, lavacli, PostgreSQL)
+# for the board-farm tests (ctest --preset lava, tests/integration/lava).
 set -eu
 
 system=0
-case ${1-} in
---system) system=1 ;;
-'') ;;
-*)
-    echo "usage: tools/setup.sh [--system]" >&2
-    exit 2
-    ;;
-esac
+lava=0
+for arg in "$@"; do
+    case $arg in
+    --system) system=1 ;;
+    --lava) lava=1 ;;
+    *)
+        echo "usage: tools/setup.sh [--system] [--lava]" >&2
+        exit 2
+        ;;
+    esac
+done
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 say() { printf 'setup: %s\n' "$*"; }
@@ -53,6 +58,13 @@ if [ "$system" = 1 ]; then
     qemu-system-misc qemu-system-arm opensbi
     linux-source-6.1 flex bison libssl-dev libelf-dev cpio
     mmdebstrap arch-test
+"
+fi
+# LAVA, started by the board-farm tests themselves (no systemd service is
+# used): PostgreSQL is only recommended by lava-server, so named here.
+if [ "$lava" = 1 ]; then
+    packages="$packages
+    lava-server lava-dispatcher lavacli postgresql
 "
 fi
 

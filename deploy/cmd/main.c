@@ -3,12 +3,17 @@
  * btd_cmd_*.c file, the arguments in btd_args.c. */
 #include "btd_args.h"
 #include "btd_cmd.h"
+#include "btd_farm.h"
 #include "btd_msg.h"
 
 #include <libssh/libssh.h>
+#include <string.h>
 
 int main(int argc, char **argv)
 {
+    /* farm drives LAVA and runs `boardtrace run` per board: its own arguments. */
+    if (argc >= 2 && strcmp(argv[1], "farm") == 0)
+        return btd_farm_main(argc - 1, argv + 1);
     struct btd_options o;
     int rc = btd_args_parse(argc, argv, &o);
     if (rc != 0) {
