@@ -34,11 +34,21 @@ for fs in proc sys dev dev/pts; do
     mounted="$root/$fs $mounted"
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# So are the certificate authorities this machine adds to the public ones (a
+# proxy between it and the npm registry signs with one): a fresh machine
+# elsewhere reaches the registry with the public ones alone.
+extra_ca=""
+if ls /usr/local/share/ca-certificates/*.crt >/dev/null 2>&1; then
+    mkdir -p "$root/usr/local/share/ca-certificates"
+    cp /usr/local/share/ca-certificates/*.crt "$root/usr/local/share/ca-certificates/"
+    extra_ca="NODE_EXTRA_CA_CERTS=/etc/ssl/certs/ca-certificates.crt"
+fi
 
 # A fresh machine has git to clone with; nothing else is preinstalled here.
 chroot "$root" sh -c 'command -v git >/dev/null || { apt-get update -qq && apt-get install -y -qq git ca-certificates >/dev/null; }'
+[ -z "$extra_ca" ] || chroot "$root" update-ca-certificates >/dev/null
 rm -rf "$root/root/boardtrace"
 git clone -q "$top" "$root/root/boardtrace"
 say "running '$*' in a fresh clone inside $root"
 chroot "$root" env -i HOME=/root PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
-    TERM=dumb sh -c 'cd /root/boardtrace && "$@"' sh "$@"
+    TERM=dumb $extra_ca sh -c 'cd /root/boardtrace && "$@"' sh "$@"
