@@ -28,6 +28,11 @@ cleanup() {
     for m in $mounted; do umount -l "$m" 2>/dev/null || true; done
 }
 trap cleanup EXIT INT TERM
+# On a machine "/" is a mount point; in a plain chroot it is not, and the
+# tests' private mount namespaces (unshare --mount makes "/" private) fail
+# there. Mounted onto itself, the new root is one.
+mount --bind "$root" "$root"
+mounted="$root"
 for fs in proc sys dev dev/pts; do
     mkdir -p "$root/$fs"
     mount --bind "/$fs" "$root/$fs"
