@@ -39,6 +39,10 @@ for fs in proc sys dev dev/pts; do
     mounted="$root/$fs $mounted"
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+# Debian's installer names the machine in /etc/hosts (127.0.1.1); debootstrap
+# does not, and a look-up of the machine's own name then leaves for the
+# network.
+grep -qw "$(hostname)" "$root/etc/hosts" || printf '127.0.1.1\t%s\n' "$(hostname)" >>"$root/etc/hosts"
 # So are the certificate authorities this machine adds to the public ones (a
 # proxy between it and the npm registry signs with one): a fresh machine
 # elsewhere reaches the registry with the public ones alone.

@@ -32,6 +32,6 @@ done
 bounded timer 120 board ssh "cd $dir && ./test_timer_clock --require-hardware"
 cat "$out"
 [ "$rc" = 0 ] || fail "test_timer_clock failed on the board (exit $rc)"
-grep -q "^\[  PASSED  \] 5 test(s)" "$out" || fail "test_timer_clock did not pass all 5 tests"
+grep -q "^\[  PASSED  \] 6 test(s)" "$out" || fail "test_timer_clock did not pass all 6 tests"
 board ssh "rm -rf $dir"
 say "passed on the $arch board ($(board ssh 'uname -r'))"
