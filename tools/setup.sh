@@ -48,8 +48,15 @@ packages="
     libssh-dev libzstd-dev liblz4-dev zlib1g-dev libcmocka-dev
     openssh-server openssh-client
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3 python3-dev
-    iproute2 tcpdump nodejs npm chromium
+    iproute2 tcpdump chromium
 "
+# Node.js and npm run speedscope's importer (tests/report). A machine that
+# already has them (NodeSource's nodejs, which bundles npm and conflicts with
+# Debian's npm package) keeps its own; only a machine without them gets
+# Debian's.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    packages="$packages nodejs npm"
+fi
 
 # The full-system boards: qemu-system with its OpenSBI firmware, and what
 # builds the riscv64 kernel from Debian's linux-source-6.1.
