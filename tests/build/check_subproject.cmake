@@ -17,6 +17,14 @@ if(HOW STREQUAL "FetchContent")
     string(STRIP "${run_output}" commit)
     list(APPEND args "-DBOARDTRACE_GIT=file://${SOURCE_DIR}" "-DBOARDTRACE_TAG=${commit}"
                      -DFETCHCONTENT_QUIET=ON)
+    # FetchContent's clone and checkout write reflog entries, which need an
+    # identity: where git has none configured (a fresh machine's root), it
+    # makes one up from the machine's name, looked up through the resolver.
+    # The test's own identity keeps that look-up off the network.
+    foreach(who AUTHOR COMMITTER)
+        set(ENV{GIT_${who}_NAME} "boardtrace test")
+        set(ENV{GIT_${who}_EMAIL} "test@localhost")
+    endforeach()
 else()
     list(APPEND args "-DBOARDTRACE_SOURCE=${SOURCE_DIR}")
 endif()
