@@ -451,7 +451,8 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
         rc = btc_tracy_read_more(path, &t, on_zone, NULL, &more, &r, err, errlen);
         btr_series_finish(&r.series);
     }
-    struct btr_diff_options opt = {.confidence = 0.99, .min_change_pct = 5, .fail_above_pct = -1};
+    struct btr_diff_options opt = {
+        .confidence = 0.99, .min_change_pct = 5, .fail_above_pct = -1, .fail_above_total_pct = -1};
     if (rc >= 0 && base)
         rc = btr_diff_compute(&d, base, path, &opt, err, errlen);
     /* BASE's call paths for the differential flame graph. */
