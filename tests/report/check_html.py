@@ -5,8 +5,8 @@ to the console (a request it tried would show there, blocked by its policy
 or failing), its script must draw a flame graph for every thread, and its
 zone table must hold stats' top zones with their counts and totals, its
 messages, locks and plots stats' lines; with a BASE the diff table must
-hold each zone's totals in both traces and every flame-graph box say its
-change against the base. The timeline must draw every thread that has
+hold each zone's totals in both traces, the time in zones diff's, and
+every flame-graph box say its change against the base. The timeline must draw every thread that has
 zones, its outermost row covering the time the thread's zones take, and no
 zone more time than stats gives it; the memory curves must reach stats'
 peak per pool and the plot curves each plot's least and greatest value.
@@ -16,6 +16,7 @@ Exit 0 pass, 1 fail, 77 skipped (no chromium or unshare: tools/setup.sh)."""
 import csv
 import html.parser
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -47,6 +48,7 @@ class Tables(html.parser.HTMLParser):
         self.rects, self.body, self.changes = 0, {}, []
         self.pre, self.in_pre = "", False
         self.timeline, self.bars, self.series = {}, [], []
+        self.total, self.in_total = "", False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -71,10 +73,14 @@ class Tables(html.parser.HTMLParser):
             self.body = a
         elif tag == "pre":
             self.in_pre = True
+        elif tag == "p" and a.get("id") == "total":
+            self.in_total = True
 
     def handle_endtag(self, tag):
         if tag == "pre":
             self.in_pre = False
+        if tag == "p":
+            self.in_total = False
         if tag in ("td", "th") and self.cell is not None:
             self.row.append(self.cell)
             self.cell = None
@@ -87,6 +93,8 @@ class Tables(html.parser.HTMLParser):
     def handle_data(self, data):
         if self.in_pre:
             self.pre += data
+        if self.in_total:
+            self.total += data
         if self.cell is not None:
             self.cell += data
 
@@ -213,6 +221,10 @@ def check_diff(base, new, name):
             want = totals[side].get((r[0], r[1]), "0")
             if cell != want:
                 fail(f"{name}: {r[0]} total {cell} on side {side}, stats says {want}")
+    total = json.loads(run(["diff", "--json", base, new]))["total"]
+    want = f"{total['base_ns']} ns in the base, {total['new_ns']} ns here"
+    if want not in p.total:
+        fail(f"{name}: the time in zones reads {p.total!r}, diff --json gives {want!r}")
     # The differential flame graph: every box says its change; the two
     # recordings of one program share their call paths.
     if not p.rects or None in p.changes:

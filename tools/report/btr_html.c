@@ -401,7 +401,14 @@ static void diff_section(FILE *out, const struct btr_diff *d)
             fprintf(out, "%+.1f%%", pct);
         fprintf(out, "</td><td>%s</td></tr>\n", btr_verdict_name(r->verdict));
     }
-    fputs("</table>\n", out);
+    fprintf(out,
+            "</table><p id=\"total\">Time in zones (each thread's outermost zones): %" PRId64
+            " ns in the base, %" PRId64 " ns here",
+            d->zones_ns[0], d->zones_ns[1]);
+    double total = btr_diff_pct(d->zones_ns[0], d->zones_ns[1]);
+    if (!isnan(total))
+        fprintf(out, ", %+.1f %%", total);
+    fputs(".</p>\n", out);
 }
 
 /* What the read of TRACE gathers besides stats: the call paths, the
