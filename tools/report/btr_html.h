@@ -23,8 +23,9 @@ void btr_html_script_string(FILE *out, const char *s);
 /* Timeline: per thread with zones and per depth up to BTR_TIMELINE_DEPTHS,
  * the span cut in BTR_TIMELINE_BINS; each bin shows the zone that covered
  * most of it and how busy that depth was there. */
-#define BTR_TIMELINE_BINS   400
-#define BTR_TIMELINE_DEPTHS 4
+#define BTR_TIMELINE_BINS    400
+#define BTR_TIMELINE_DEPTHS  4
+#define BTR_TIMELINE_THREADS 16 /* drawn: the busiest, when there are more */
 struct btr_timeline_cell {
     int64_t busy_ns; /* covered by zones of this depth */
     int64_t best_ns; /* of that, by the busiest source location */

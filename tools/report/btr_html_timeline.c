@@ -5,6 +5,7 @@
  * are kept: the page's size follows threads x depths x bins. Zones that
  * never ended are left out, as stats counts only ended ones. */
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "btr_calltree.h"
@@ -141,40 +142,78 @@ static void put_bar(FILE *out, const struct btr_timeline *tl, const struct btc_t
             depth, 100 * share);
 }
 
+/* Time covered by a thread's outermost zones, and its rows (depths drawn). */
+static int64_t thread_busy(const struct btr_timeline *tl, size_t i, int *rows)
+{
+    const struct btr_timeline_cell *c = btc_vec_at(&tl->cells, i * CELLS_PER_THREAD);
+    int64_t busy = 0;
+    *rows = 1;
+    for (int k = 0; k < CELLS_PER_THREAD; k++) {
+        if (k < BTR_TIMELINE_BINS)
+            busy += c[k].busy_ns;
+        if (c[k].best_ns)
+            *rows = k / BTR_TIMELINE_BINS + 1;
+    }
+    return busy;
+}
+
+/* Which threads are drawn: all, or the BTR_TIMELINE_THREADS busiest (a
+ * thread takes up to depths x bins bars: the page's size stays bounded). */
+static int choose_threads(const struct btr_timeline *tl, char *shown)
+{
+    size_t n = tl->threads.len, want = n < BTR_TIMELINE_THREADS ? n : BTR_TIMELINE_THREADS;
+    memset(shown, n > BTR_TIMELINE_THREADS ? 0 : 1, n);
+    for (size_t pick = 0; n > BTR_TIMELINE_THREADS && pick < want; pick++) {
+        size_t best = n;
+        int64_t most = -1;
+        for (size_t i = 0; i < n; i++) {
+            int rows;
+            int64_t busy = thread_busy(tl, i, &rows);
+            if (!shown[i] && busy > most) {
+                most = busy;
+                best = i;
+            }
+        }
+        shown[best] = 1;
+    }
+    return (int)want;
+}
+
 void btr_timeline_write(FILE *out, const struct btr_timeline *tl, const struct btc_trace *t)
 {
     if (!tl->threads.len)
         return;
+    char *shown = malloc(tl->threads.len);
+    if (!shown)
+        return;
+    int drawn = choose_threads(tl, shown);
     int height = 20;
     for (size_t i = 0; i < tl->threads.len; i++) {
-        const struct btr_timeline_cell *c = btc_vec_at(&tl->cells, i * CELLS_PER_THREAD);
-        int rows = 1;
-        for (int k = 0; k < CELLS_PER_THREAD; k++)
-            if (c[k].best_ns)
-                rows = k / BTR_TIMELINE_BINS + 1;
-        height += rows * ROW_H + THREAD_GAP;
+        int rows;
+        thread_busy(tl, i, &rows);
+        if (shown[i])
+            height += rows * ROW_H + THREAD_GAP;
     }
     int width = LABEL_W + BTR_TIMELINE_BINS * BIN_W;
     fprintf(out,
             "<h2>Timeline</h2><p>Per thread, the outermost %d depths of zones over the trace's "
             "%.3f s in %d slices: each bar is the zone that took most of its slices at that "
-            "depth, opaque as that depth was busy.</p>\n<svg id=\"timeline\" width=\"%d\" "
-            "height=\"%d\">",
-            BTR_TIMELINE_DEPTHS, (double)tl->span / 1e9, BTR_TIMELINE_BINS, width, height);
+            "depth, opaque as that depth was busy.",
+            BTR_TIMELINE_DEPTHS, (double)tl->span / 1e9, BTR_TIMELINE_BINS);
+    if ((size_t)drawn < tl->threads.len)
+        fprintf(out, " Shown: the %d of %zu threads whose outermost zones took the most time.",
+                drawn, tl->threads.len);
+    fprintf(out, "</p>\n<svg id=\"timeline\" width=\"%d\" height=\"%d\">", width, height);
     int y = 0;
     for (size_t i = 0; i < tl->threads.len; i++) {
+        if (!shown[i])
+            continue;
         const struct btr_timeline_cell *c = btc_vec_at(&tl->cells, i * CELLS_PER_THREAD);
         char buf[64];
         const char *name =
             btr_thread_name(t, *(uint64_t *)btc_vec_at(&tl->threads, i), buf, sizeof buf);
-        int64_t busy = 0;
-        int rows = 1;
-        for (int k = 0; k < CELLS_PER_THREAD; k++) {
-            if (k < BTR_TIMELINE_BINS)
-                busy += c[k].busy_ns;
-            if (c[k].best_ns)
-                rows = k / BTR_TIMELINE_BINS + 1;
-        }
+        int rows;
+        int64_t busy = thread_busy(tl, i, &rows);
         fprintf(out, "<g class=\"thread\" data-busy-ns=\"%" PRId64 "\" data-thread=\"", busy);
         btr_html_text(out, name);
         fprintf(out, "\"><text x=\"0\" y=\"%d\">", y + 11);
@@ -200,4 +239,5 @@ void btr_timeline_write(FILE *out, const struct btr_timeline *tl, const struct b
                 LABEL_W + q * (BTR_TIMELINE_BINS * BIN_W - 60) / 4, y + 12,
                 (double)tl->span * q / 4 / 1e9);
     fputs("</svg>\n", out);
+    free(shown);
 }
