@@ -47,6 +47,7 @@ void btr_timeline_write(FILE *out, const struct btr_timeline *tl, const struct b
  * stats' peak sweeps them) and each plot's points, kept per bin of the span
  * as their least and greatest value. */
 #define BTR_SERIES_BINS 400
+#define BTR_SERIES_MAX  64 /* curves of each kind drawn */
 struct btr_series_bin {
     double lo, hi, last;
     int seen;

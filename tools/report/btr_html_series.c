@@ -99,8 +99,8 @@ void btr_series_finish(struct btr_series *se)
 /* One curve: the bins seen (memory: the bins between carry the level
  * before them) as a band from their least to their greatest value, and
  * those values in data-lo and data-hi. */
-static void curve(FILE *out, const struct btr_series_bin *in, const char *kind, const char *name,
-                  int carry)
+static int curve(FILE *out, const struct btr_series_bin *in, const char *kind, const char *name,
+                 int carry)
 {
     struct btr_series_bin b[BTR_SERIES_BINS];
     memcpy(b, in, sizeof b);
@@ -116,7 +116,7 @@ static void curve(FILE *out, const struct btr_series_bin *in, const char *kind, 
         any = 1;
     }
     if (!any)
-        return;
+        return 0;
     if (carry && lo > 0)
         lo = 0; /* memory from nothing */
     double range = hi > lo ? hi - lo : 1;
@@ -150,6 +150,37 @@ static void curve(FILE *out, const struct btr_series_bin *in, const char *kind, 
                     1 + CURVE_H * (hi - b[k].lo) / range, k * step,
                     1 + CURVE_H * (hi - b[k].lo) / range);
     fputs("\"></polygon></svg></figure>\n", out);
+    return 1;
+}
+
+static int has_points(const struct btr_series_bin *b)
+{
+    for (int k = 0; k < BTR_SERIES_BINS; k++)
+        if (b[k].seen)
+            return 1;
+    return 0;
+}
+
+/* The curves of one kind, the first BTR_SERIES_MAX that have points (some
+ * 25 KB each: the page stays bounded), and how many more there were. */
+static void curves(FILE *out, const struct btc_vec *v, const struct btc_trace *t, int plots)
+{
+    size_t drawn = 0, more = 0;
+    for (size_t i = 0; i < v->len && (!plots || i < t->plots.len); i++) {
+        const struct btr_series_bin *b = btc_vec_at(v, i);
+        if (!has_points(b))
+            continue;
+        if (drawn == BTR_SERIES_MAX) {
+            more++;
+            continue;
+        }
+        const char *name =
+            plots ? btr_plot_name(t, btc_vec_at(&t->plots, i)) : btr_pool_name(t, (uint32_t)i);
+        drawn += (size_t)curve(out, b, plots ? "plot" : "memory", name, !plots);
+    }
+    if (more)
+        fprintf(out, "<p>%zu more %s, not drawn (stats lists them).</p>\n", more,
+                plots ? "plots" : "pools");
 }
 
 void btr_series_write(FILE *out, const struct btr_series *se, const struct btr_stats *s)
@@ -160,16 +191,13 @@ void btr_series_write(FILE *out, const struct btr_series *se, const struct btr_s
                 "<h2>Memory over time</h2><p>Bytes in use per pool over the trace's %.3f s in "
                 "%d slices, each from its least to its greatest.</p>\n",
                 (double)se->span / 1e9, BTR_SERIES_BINS);
-        for (size_t i = 0; i < se->pools.len; i++)
-            curve(out, btc_vec_at(&se->pools, i), "memory", btr_pool_name(t, (uint32_t)i), 1);
+        curves(out, &se->pools, t, 0);
     }
     if (se->plots.len) {
         fprintf(out,
                 "<h2>Plots</h2><p>Each plot's points over the trace's %.3f s in %d slices, "
                 "each from its least to its greatest value.</p>\n",
                 (double)se->span / 1e9, BTR_SERIES_BINS);
-        for (size_t i = 0; i < se->plots.len && i < t->plots.len; i++)
-            curve(out, btc_vec_at(&se->plots, i), "plot",
-                  btr_plot_name(t, btc_vec_at(&t->plots, i)), 0);
+        curves(out, &se->plots, t, 1);
     }
 }
