@@ -62,6 +62,10 @@ static const char usage_text[] =
     "  -o, --output FILE          trace file to write (run, fetch; default\n"
     "                             PROGRAM.tracy, or the remote name for fetch); the\n"
     "                             record goes to FILE.json\n"
+    "  --html                     run: also write the trace's HTML report (one\n"
+    "                             self-contained page, boardtrace-report html) to\n"
+    "                             FILE.html; a report that fails is a warning, the\n"
+    "                             trace is kept\n"
     "  -f, --force                run: replace an existing FILE, FILE.part and\n"
     "                             FILE.json; fetch: an existing FILE (refused\n"
     "                             otherwise; never an input)\n"
@@ -159,6 +163,7 @@ enum {
     OPT_NO_BRING_LIBS,
     OPT_DETACH,
     OPT_NO_STRIP,
+    OPT_HTML,
     OPT_STOP,
     OPT_RECOVER,
     OPT_UPLOAD,
@@ -199,6 +204,7 @@ static const struct option long_options[] = {
     {"no-bring-libs", no_argument, NULL, OPT_NO_BRING_LIBS},
     {"detach", no_argument, NULL, OPT_DETACH},
     {"no-strip", no_argument, NULL, OPT_NO_STRIP},
+    {"html", no_argument, NULL, OPT_HTML},
     {"stop", no_argument, NULL, OPT_STOP},
     {"recover", no_argument, NULL, OPT_RECOVER},
     {"reconnect", required_argument, NULL, OPT_RECONNECT},
@@ -487,6 +493,9 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         case OPT_NO_STRIP:
             o->no_strip = true;
             break;
+        case OPT_HTML:
+            o->html = true;
+            break;
         case OPT_STOP:
             o->stop = true;
             break;
@@ -521,6 +530,14 @@ int btd_args_parse(int argc, char **argv, struct btd_options *o)
         o->host = getenv("BOARDTRACE_HOST");
     if (!o->host || !o->host[0]) {
         btd_error("%s: no board given: use --host [USER@]HOST[:PORT] or set BOARDTRACE_HOST", cmd);
+        return BTD_EXIT_USAGE;
+    }
+    /* The report is written from the pulled trace: a detached run pulls
+     * none (fetch does, later). */
+    if (o->html && (o->command != BTD_CMD_RUN || o->detach)) {
+        btd_error("%s: --html writes the report of the trace run pulls: it is for run, without "
+                  "--detach (boardtrace-report html -o OUT.html TRACE writes one of any trace)",
+                  cmd);
         return BTD_EXIT_USAGE;
     }
     int rest = sub_argc - optind;

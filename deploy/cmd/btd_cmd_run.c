@@ -11,6 +11,7 @@
 #include "btd_python.h"
 #include "btd_quote.h"
 #include "btd_recover.h"
+#include "btd_report.h"
 #include "btd_session.h"
 #include "btd_sha256.h"
 #include "btd_status.h"
@@ -34,6 +35,8 @@ struct run_result {
     char trace_sha[65];
     const char *output;
     char record_path[4096];
+    char html_path[4096]; /* --html: OUT.html */
+    bool html_written;
     char symbolized[300]; /* boardtrace-report symbolize's summary, "" none */
     char pulled_sha[65];  /* before symbolizing, as verified against the board */
 };
@@ -195,6 +198,7 @@ static int write_record(const struct btd_deploy *d, const struct btd_session *s,
     btd_json_string(&j, "sha256", r->pulled ? r->trace_sha : NULL);
     btd_json_string(&j, "symbolized", r->symbolized[0] ? r->symbolized : NULL);
     btd_json_string(&j, "pulled_sha256", r->pulled_sha[0] ? r->pulled_sha : NULL);
+    btd_json_string(&j, "html", r->html_written ? r->html_path : NULL);
     btd_json_end_object(&j);
     if (s->program_exited)
         btd_json_int(&j, "program_exit_status", s->program_exit);
@@ -272,6 +276,8 @@ static void print_summary(const struct btd_deploy *d, const struct btd_session *
                  r->symbolized[0] ? "pulled with its SHA-256 verified, frames named here"
                                   : "SHA-256 verified");
     summary_line("  record    %s\n", r->record_path);
+    if (r->html_written)
+        summary_line("  report    %s\n", r->html_path);
     if (s->program_exited) {
         char status[64];
         btd_status_describe(s->program_exit, status, sizeof status);
@@ -417,6 +423,13 @@ int btd_cmd_run(const struct btd_options *o)
     }
     r.output = o->output ? o->output : (owned_output = default_output(o->program));
     snprintf(r.record_path, sizeof r.record_path, "%s.json", r.output);
+    snprintf(r.html_path, sizeof r.html_path, "%s.html", r.output);
+    if (o->html && !o->force && access(r.html_path, F_OK) == 0) {
+        btd_error("%s exists: --html would replace it with this run's report; -f replaces it",
+                  r.html_path);
+        free(owned_output);
+        return BTD_EXIT_USAGE;
+    }
     struct stat st;
     if (stat(r.output, &st) == 0 && S_ISDIR(st.st_mode)) {
         btd_error("-o %s: expected a file name for the trace, found a folder", r.output);
@@ -556,6 +569,13 @@ int btd_cmd_run(const struct btd_options *o)
                     if (btd_sha256_file(r.output, r.trace_sha, &size) == 0)
                         r.trace_size = size;
                 }
+                /* After naming the frames: the report shows their names. */
+                if (o->html)
+                    r.html_written = btd_report_html(r.output, r.html_path) == 0;
+                /* -f let a report be replaced: one of an earlier trace must
+                 * not stay beside this one. */
+                if (o->html && !r.html_written && unlink(r.html_path) == 0)
+                    btd_note("removed %s, the report of an earlier trace", r.html_path);
                 /* A program that ends because we stopped it (Ctrl-C, -s) has
                  * not failed, whatever its signal status says. */
                 bool failed = status == BTD_EXIT_OK && s.program_exited && s.program_exit != 0 &&

@@ -76,6 +76,7 @@ struct board {
 struct farm {
     const char *lava, *device_type, *out_dir, *known_hosts, *capture, *program;
     int count, hold_minutes, ready_timeout;
+    int html; /* each run writes DIR/<device>.tracy.html too (run --html) */
     char **args;
     int arg_count;
     const struct board *boards; /* every job's, to name a device's second trace */
@@ -94,9 +95,10 @@ static void usage(void)
 {
     fputs("usage: boardtrace farm run --lava URL|IDENTITY --device-type T [--count N] -o DIR\n"
           "                           [--known-hosts FILE] [--capture FILE] [--hold-minutes M]\n"
-          "                           [--ready-timeout S] PROGRAM [-- ARGS...]\n"
+          "                           [--ready-timeout S] [--html] PROGRAM [-- ARGS...]\n"
           "Submits N LAVA jobs for boards of device type T; each job holds its board while\n"
-          "boardtrace run profiles PROGRAM on it, writing DIR/<device>.tracy and .json.\n"
+          "boardtrace run profiles PROGRAM on it, writing DIR/<device>.tracy and .json\n"
+          "(with --html, its HTML report DIR/<device>.tracy.html too, as run --html).\n"
           "The token: lavacli's configuration (--lava IDENTITY), or LAVA_USER and LAVA_TOKEN\n"
           "in the environment (--lava URL); never on the command line.\n",
           stderr);
@@ -104,7 +106,7 @@ static void usage(void)
 
 static int parse(int argc, char **argv, struct farm *f)
 {
-    enum { O_LAVA = 256, O_TYPE, O_COUNT, O_KNOWN, O_CAPTURE, O_HOLD, O_READY };
+    enum { O_LAVA = 256, O_TYPE, O_COUNT, O_KNOWN, O_CAPTURE, O_HOLD, O_READY, O_HTML };
     static const struct option opts[] = {{"lava", required_argument, NULL, O_LAVA},
                                          {"device-type", required_argument, NULL, O_TYPE},
                                          {"count", required_argument, NULL, O_COUNT},
@@ -113,6 +115,7 @@ static int parse(int argc, char **argv, struct farm *f)
                                          {"capture", required_argument, NULL, O_CAPTURE},
                                          {"hold-minutes", required_argument, NULL, O_HOLD},
                                          {"ready-timeout", required_argument, NULL, O_READY},
+                                         {"html", no_argument, NULL, O_HTML},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     memset(f, 0, sizeof *f);
@@ -163,6 +166,9 @@ static int parse(int argc, char **argv, struct farm *f)
             break;
         case O_READY:
             f->ready_timeout = (int)v;
+            break;
+        case O_HTML:
+            f->html = 1;
             break;
         case 'h':
             usage();
@@ -258,6 +264,8 @@ static pid_t start_run(const struct farm *f, struct board *b)
         argv[a++] = "--capture";
         argv[a++] = f->capture;
     }
+    if (f->html)
+        argv[a++] = "--html";
     argv[a++] = "-f";
     argv[a++] = "-o";
     argv[a++] = out;

@@ -52,6 +52,7 @@ struct btd_options {
     bool no_bring_libs;       /* run, live: refuse instead of bringing them */
     bool detach;              /* run: return once the program traces */
     bool no_strip;            /* run, live: upload the binaries as they are */
+    bool html;                /* run: write the trace's HTML report to OUT.html */
     bool stop;                /* fetch: stop a run still going on first */
     bool recover;             /* fetch: rebuild the trace from the capture's journal first */
     int reconnect_tries;      /* run: after a lost connection, 0 none */

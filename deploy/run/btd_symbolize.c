@@ -1,10 +1,11 @@
 /* After the pull of a run whose program travelled without symbols: the
  * trace's frames are named from the program on the host, by
  * `boardtrace-report symbolize` (found beside boardtrace, installed or in
- * its build tree). */
+ * its build tree: btd_report.c). */
 #define _GNU_SOURCE
 #include "btd_symbolize.h"
 #include "btd_msg.h"
+#include "btd_report.h"
 
 #include <errno.h>
 #include <libgen.h>
@@ -16,37 +17,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#ifndef BTD_BINARY_DIR
-#define BTD_BINARY_DIR ""
-#endif
-
 extern char **environ;
-
-static bool find_report(char *out, size_t outlen)
-{
-    char exe[1024] = "";
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len <= 0)
-        return false;
-    exe[len] = '\0';
-    char copy[1024];
-    snprintf(copy, sizeof copy, "%s", exe);
-    const char *dir = dirname(copy);
-    snprintf(out, outlen, "%s/boardtrace-report", dir);
-    if (access(out, X_OK) == 0)
-        return true;
-    if (BTD_BINARY_DIR[0] && strcmp(exe, BTD_BINARY_DIR "/deploy/boardtrace") == 0) {
-        snprintf(out, outlen, "%s/tools/report/boardtrace-report", BTD_BINARY_DIR);
-        return access(out, X_OK) == 0;
-    }
-    return false;
-}
 
 int btd_symbolize_trace(const char *trace, const char *program, char *summary, size_t len)
 {
     summary[0] = '\0';
     char report[1100];
-    if (!find_report(report, sizeof report)) {
+    if (!btd_report_find(report, sizeof report)) {
         btd_warn("boardtrace-report is not beside boardtrace: the trace's frames stay unnamed; "
                  "name them with boardtrace-report symbolize %s %s",
                  trace, program);

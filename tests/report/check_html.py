@@ -5,14 +5,18 @@ to the console (a request it tried would show there, blocked by its policy
 or failing), its script must draw a flame graph for every thread, and its
 zone table must hold stats' top zones with their counts and totals, its
 messages, locks and plots stats' lines; with a BASE the diff table must
-hold each zone's totals in both traces and every flame-graph box say its
-change against the base.
+hold each zone's totals in both traces, the time in zones diff's, and
+every flame-graph box say its change against the base. The timeline must draw every thread that has
+zones (the 16 busiest when there are more), its outermost row covering the time the thread's zones take, and no
+zone more time than stats gives it; the memory curves must reach stats'
+peak per pool and the plot curves each plot's least and greatest value.
 
 Usage: check_html.py BOARDTRACE_REPORT DATA_DIR OUT_DIR
 Exit 0 pass, 1 fail, 77 skipped (no chromium or unshare: tools/setup.sh)."""
 import csv
 import html.parser
 import io
+import json
 import os
 import shutil
 import subprocess
@@ -43,6 +47,8 @@ class Tables(html.parser.HTMLParser):
         self.tables, self.table, self.row, self.cell = {}, None, None, None
         self.rects, self.body, self.changes = 0, {}, []
         self.pre, self.in_pre = "", False
+        self.timeline, self.bars, self.series = {}, [], []
+        self.total, self.in_total = "", False
 
     def handle_starttag(self, tag, attrs):
         a = dict(attrs)
@@ -55,14 +61,26 @@ class Tables(html.parser.HTMLParser):
         elif tag == "rect" and a.get("class", "").split()[:1] == ["z"]:
             self.rects += 1
             self.changes.append(a.get("data-change"))
+        elif tag == "g" and a.get("class") == "thread":
+            self.timeline[a["data-thread"]] = int(a["data-busy-ns"])
+        elif tag == "rect" and a.get("class") == "tl":
+            self.bars.append((a["data-zone"], int(a["data-ns"])))
+        elif tag == "figure" and a.get("class") == "series":
+            self.series.append({"kind": a["data-kind"], "name": a["data-name"]})
+        elif tag == "data" and self.series:
+            self.series[-1][a["class"]] = [float(v) for v in a["value"].split()]
         elif tag == "body":
             self.body = a
         elif tag == "pre":
             self.in_pre = True
+        elif tag == "p" and a.get("id") == "total":
+            self.in_total = True
 
     def handle_endtag(self, tag):
         if tag == "pre":
             self.in_pre = False
+        if tag == "p":
+            self.in_total = False
         if tag in ("td", "th") and self.cell is not None:
             self.row.append(self.cell)
             self.cell = None
@@ -75,6 +93,8 @@ class Tables(html.parser.HTMLParser):
     def handle_data(self, data):
         if self.in_pre:
             self.pre += data
+        if self.in_total:
+            self.total += data
         if self.cell is not None:
             self.cell += data
 
@@ -107,6 +127,60 @@ def stats_rows(trace):
     return [(r["name"], r["src_file"] + ":" + r["src_line"], r["counts"], r["total_ns"]) for r in rows]
 
 
+def stats_table(text, title):
+    """The rows of a stats section (a line TITLE, a header, rows up to a
+    blank line) as (name, the other columns): names are 32 wide."""
+    lines = text.splitlines()
+    if title not in lines:
+        return []
+    rows = []
+    for line in lines[lines.index(title) + 2:]:
+        if not line.strip() or line.startswith("leaked from"):
+            break
+        rows.append((line[:32].rstrip(), line[32:].split()))
+    return rows
+
+
+def check_timeline(p, trace, name):
+    busy = {}
+    for line in run(["collapsed", trace]).splitlines():
+        path, ns = line.rsplit(" ", 1)
+        thread = path.split(";")[0]
+        busy[thread] = busy.get(thread, 0) + int(ns)
+    if len(busy) > 16:  # the page draws the 16 busiest (BTR_TIMELINE_THREADS)
+        busy = dict(sorted(busy.items(), key=lambda kv: -kv[1])[:16])
+    if p.timeline != busy:
+        fail(f"{name}: timeline threads and their outermost rows' time {p.timeline}, "
+             f"the zones' self times per thread (collapsed) {busy}")
+    totals = {}
+    for r in stats_rows(trace):
+        totals[r[0]] = totals.get(r[0], 0) + int(r[3])
+    drawn = {}
+    for zone, ns in p.bars:
+        drawn[zone] = drawn.get(zone, 0) + ns
+    for zone, ns in drawn.items():
+        if ns > totals.get(zone, 0):
+            fail(f"{name}: the timeline draws {zone} for {ns} ns, stats gives it {totals.get(zone)}")
+    if not p.bars:
+        fail(f"{name}: the timeline draws no bar")
+    print(f"{name}: timeline of {len(p.timeline)} threads, {len(p.bars)} bars, as collapsed")
+
+
+def check_series(p, stats_text, name):
+    pools = [(n, int(c[2])) for n, c in stats_table(stats_text, "Memory")]
+    curves = [(c["name"][:32], max(c["hi"])) for c in p.series if c["kind"] == "memory"]
+    if curves != pools:
+        fail(f"{name}: memory curves (pool, peak) {curves}, stats {pools}")
+    plots = [(n, float(c[2]), float(c[3])) for n, c in stats_table(stats_text, "Plots")
+             if int(c[1])]
+    drawn = [(c["name"][:32], float(f"{min(c['lo']):.6g}"), float(f"{max(c['hi']):.6g}"))
+             for c in p.series if c["kind"] == "plot"]
+    if drawn != plots:
+        fail(f"{name}: plot curves (name, min, max) {drawn}, stats {plots}")
+    print(f"{name}: {len(curves)} memory curves at stats' peaks, {len(drawn)} plots "
+          f"at stats' min and max")
+
+
 def check_single(trace, name):
     page = os.path.join(out_dir, name + ".html")
     run(["html", "-o", page, trace])
@@ -125,13 +199,15 @@ def check_single(trace, name):
     want = stats_rows(trace)[: len(got)]
     if not got or got != want:
         fail(f"{name}: zone table {got[:3]}... differs from stats {want[:3]}...")
-    stats_text = run(["stats", trace]).splitlines()
+    stats_text = run(["stats", trace])
     pre = [line for line in p.pre.splitlines() if line.strip()]
-    missing = [line for line in pre if line not in stats_text]
+    missing = [line for line in pre if line not in stats_text.splitlines()]
     if missing:
         fail(f"{name}: the page's messages, locks and plots say what stats does not: {missing[:3]}")
     print(f"{name}: {len(pre)} lines of messages, locks and plots as in stats")
     print(f"{name}: {len(got)} zones as in stats, {len(threads)} threads drawn, {p.rects} boxes")
+    check_timeline(p, trace, name)
+    check_series(p, stats_text, name)
 
 
 def check_diff(base, new, name):
@@ -147,6 +223,10 @@ def check_diff(base, new, name):
             want = totals[side].get((r[0], r[1]), "0")
             if cell != want:
                 fail(f"{name}: {r[0]} total {cell} on side {side}, stats says {want}")
+    total = json.loads(run(["diff", "--json", base, new]))["total"]
+    want = f"{total['base_ns']} ns in the base, {total['new_ns']} ns here"
+    if want not in p.total:
+        fail(f"{name}: the time in zones reads {p.total!r}, diff --json gives {want!r}")
     # The differential flame graph: every box says its change; the two
     # recordings of one program share their call paths.
     if not p.rects or None in p.changes:

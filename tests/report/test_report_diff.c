@@ -3,7 +3,11 @@
  * and one with the "knob" zone's loop doubled and a zone "extra" added. The
  * diff finds knob slower by about the doubling and nothing else really
  * changed; two alike runs show no real change; --fail-above exits 4 only
- * for a real regression above its limit. The rank test's p-value is
+ * for a real regression above its limit, --fail-above-total only when the
+ * time in zones (here the "iteration" zones, the outermost) grew above its
+ * limit: checked on a fourth run with the knob twenty times, since a sum of
+ * durations, unlike a median, moves with the machine's load (between -13 %
+ * and +257 % for the doubled knob at a load of 11 on 2 CPUs). The rank test's p-value is
  * checked against a value worked by hand. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -31,7 +35,7 @@ extern char **environ;
 
 static const char *capture_bin, *report_bin, *program_bin;
 static char tmpdir[] = "/tmp/bt-report-diff-XXXXXX";
-static char base_a[4200], base_b[4200], doubled[4200];
+static char base_a[4200], base_b[4200], doubled[4200], twentyfold[4200];
 
 static pid_t start(char *const *argv, const char *out_path)
 {
@@ -99,8 +103,9 @@ static int record_all(void **state)
     snprintf(base_a, sizeof base_a, "%s/a.tracy", tmpdir);
     snprintf(base_b, sizeof base_b, "%s/b.tracy", tmpdir);
     snprintf(doubled, sizeof doubled, "%s/doubled.tracy", tmpdir);
+    snprintf(twentyfold, sizeof twentyfold, "%s/twentyfold.tracy", tmpdir);
     if (record(base_a, NULL, 0) < 0 || record(base_b, NULL, 0) < 0 ||
-        record(doubled, "40000", 1) < 0)
+        record(doubled, "40000", 1) < 0 || record(twentyfold, "400000", 0) < 0)
         return -1;
     return 0;
 }
@@ -251,6 +256,52 @@ static void test_fail_above_exits_4_on_a_real_regression_over_it(void **state)
     assert_int_equal(diff(doubled, base_a, "--fail-above", "20", json, sizeof json), 0);
 }
 
+/* The "total" object of diff's JSON (one line). */
+static const char *total_of(const char *json, char *row, size_t n)
+{
+    const char *at = strstr(json, "\n\"total\":{");
+    assert_non_null(at);
+    const char *end = strchr(at + 1, '\n');
+    size_t len = end ? (size_t)(end - at) : strlen(at);
+    snprintf(row, n, "%.*s", (int)(len < n ? len : n - 1), at);
+    return row;
+}
+
+static void test_time_in_zones_is_the_outermost_zones_total(void **state)
+{
+    (void)state;
+    static char json[1 << 16];
+    char total[512], row[2048];
+    assert_int_equal(diff(base_a, twentyfold, "--confidence", "99", json, sizeof json), 0);
+    total_of(json, total, sizeof total);
+    assert_non_null(row_of(json, "iteration", row, sizeof row));
+    const char *base = strstr(row, "\"base\":{"), *next = strstr(row, "\"new\":{");
+    assert_non_null(base);
+    assert_non_null(next);
+    assert_true(number_in(total, "base_ns") == number_in(base, "total_ns"));
+    assert_true(number_in(total, "new_ns") == number_in(next, "total_ns"));
+}
+
+static void test_fail_above_total_exits_4_when_the_time_in_zones_grew_over_it(void **state)
+{
+    (void)state;
+    static char json[1 << 16];
+    char total[512], limit[64];
+    assert_int_equal(diff(base_a, twentyfold, "--fail-above-total", "1e6", json, sizeof json), 0);
+    double grew = number_in(total_of(json, total, sizeof total), "change_pct");
+    /* An iteration's loops go from 40,000 to 420,000 turns: some +950 %. */
+    if (!(grew > 100))
+        fail_msg("the time in zones changed %+.1f %% with the knob twenty times:\n%s", grew, total);
+    assert_non_null(strstr(total, "\"over_limit\":false"));
+    snprintf(limit, sizeof limit, "%.3f", grew + 1);
+    assert_int_equal(diff(base_a, twentyfold, "--fail-above-total", limit, json, sizeof json), 0);
+    snprintf(limit, sizeof limit, "%.3f", grew - 1);
+    assert_int_equal(diff(base_a, twentyfold, "--fail-above-total", limit, json, sizeof json), 4);
+    assert_non_null(strstr(total_of(json, total, sizeof total), "\"over_limit\":true"));
+    /* The time shrinking is no regression, whatever the limit. */
+    assert_int_equal(diff(twentyfold, base_a, "--fail-above-total", "0", json, sizeof json), 0);
+}
+
 /* 1..5 against 6..10: U = 0, mean 12.5, variance 25 * 11 / 12, so with the
  * continuity correction z = 12 / 4.787 and p = 0.01219 (two-sided). */
 static void test_mann_whitney_p_value(void **state)
@@ -278,6 +329,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_diff_of_the_reverse_is_faster_and_gone),
         cmocka_unit_test(test_diff_of_two_alike_runs_has_no_real_change),
         cmocka_unit_test(test_fail_above_exits_4_on_a_real_regression_over_it),
+        cmocka_unit_test(test_time_in_zones_is_the_outermost_zones_total),
+        cmocka_unit_test(test_fail_above_total_exits_4_when_the_time_in_zones_grew_over_it),
     };
     return cmocka_run_group_tests(tests, record_all, remove_tmpdir);
 }

@@ -140,6 +140,30 @@ static void usage_errors_exit_with_status_2(void **state)
     }
 }
 
+/* --html is run's: the report of the trace run pulls, so a detached run
+ * (which pulls none) and the other commands refuse it. */
+static void html_is_for_run_without_detach(void **state)
+{
+    (void)state;
+    struct btd_options o;
+    const char *run[] = {"boardtrace", "run", "--host", "b", "--html", "p", NULL};
+    assert_int_equal(parse(&o, run), 0);
+    assert_true(o.html);
+    btd_args_free(&o);
+    const char *plain[] = {"boardtrace", "run", "--host", "b", "p", NULL};
+    assert_int_equal(parse(&o, plain), 0);
+    assert_false(o.html);
+    btd_args_free(&o);
+    const char *detached[] = {"boardtrace", "run", "--host", "b", "--detach", "--html", "p", NULL};
+    const char *fetch[] = {"boardtrace", "fetch", "--host", "b", "--html", NULL};
+    const char *live[] = {"boardtrace", "live", "--host", "b", "--html", "p", NULL};
+    const char **refused[] = {detached, fetch, live};
+    for (size_t i = 0; i < sizeof refused / sizeof *refused; i++) {
+        assert_int_equal(parse(&o, refused[i]), BTD_EXIT_USAGE);
+        btd_args_free(&o);
+    }
+}
+
 /* Every number of every command is decimal digits only, whole, in range:
  * what strtol or strtod would take besides (a sign, spaces, hexadecimal, a
  * fraction, an exponent, nan, inf, a value past a long) is a usage error,
@@ -235,6 +259,7 @@ static void help_lists_every_option_and_exit_status(void **state)
         "--ready-timeout",
         "--stall-timeout",
         "--local-port",
+        "--html",
         "13 the program exited",
         "130 interrupted",
     };
@@ -251,11 +276,11 @@ static void each_command_has_its_own_help(void **state)
     (void)state;
     static const struct {
         const char *argv[4];
-        const char *has[4];
+        const char *has[5]; /* NULL-ended when fewer */
         const char *lacks;
     } cases[] = {
         {{"boardtrace", "run", "--help", NULL},
-         {"Usage: boardtrace run", "--capture-memory", "Example:", "--known-hosts"},
+         {"Usage: boardtrace run", "--capture-memory", "Example:", "--known-hosts", "--html"},
          "--local-port"},
         {{"boardtrace", "live", "-h", NULL},
          {"Usage: boardtrace live", "--local-port", "Example:", "--host"},
@@ -282,7 +307,7 @@ static void each_command_has_its_own_help(void **state)
         stdout = saved;
         fclose(mem);
         assert_int_equal(rc, 1);
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 5 && cases[c].has[i]; i++)
             assert_non_null(strstr(text, cases[c].has[i]));
         assert_null(strstr(text, cases[c].lacks));
         free(text);
@@ -298,6 +323,7 @@ int main(void)
         cmocka_unit_test(the_file_version_comes_from_the_environment_unless_given),
         cmocka_unit_test(run_python_takes_p_l_and_m_before_the_script),
         cmocka_unit_test(usage_errors_exit_with_status_2),
+        cmocka_unit_test(html_is_for_run_without_detach),
         cmocka_unit_test(numbers_are_whole_decimal_and_in_range_for_every_command),
         cmocka_unit_test(fetch_takes_an_optional_remote_path),
         cmocka_unit_test(help_lists_every_option_and_exit_status),

@@ -3,7 +3,9 @@
  * location, zones matched by name, file and line, frame sets and pools by
  * name. A change is real when the Mann-Whitney test rejects "same
  * distribution" at the confidence, Bonferroni-corrected for the number of
- * rows tested, and the median moved by at least the minimum change. */
+ * rows tested, and the median moved by at least the minimum change. The
+ * time in zones in all sums the outermost zones (depth 0) of every
+ * thread. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +20,8 @@ struct side_read {
     struct btc_vec by_static;     /* struct btc_vec of int64_t, per static source location */
     struct btc_vec by_payload;    /* per payload source location */
     uint64_t bytes, limit;
-    int over; /* stopped at the memory limit */
+    int over;         /* stopped at the memory limit */
+    int64_t zones_ns; /* the outermost zones' durations */
 };
 
 /* A zone of one side once read: its durations sorted. */
@@ -37,6 +40,8 @@ static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_z
     int64_t d = (int64_t)((uint64_t)z->end - (uint64_t)z->start);
     if (z->end < 0 || z->end <= z->start || d <= 0 || z->srcloc == 0)
         return 0;
+    if (z->depth == 0)
+        r->zones_ns += d;
     struct btc_vec *list = z->srcloc > 0 ? &r->by_static : &r->by_payload;
     size_t at = z->srcloc > 0 ? (size_t)z->srcloc : (size_t)(-(int)z->srcloc);
     while (list->len <= at) {
@@ -387,6 +392,10 @@ int btr_diff_compute(struct btr_diff *d, const char *base, const char *next,
         decide(d, d->zones, d->nzones);
         decide(d, d->frames, d->nframes);
         qsort(d->zones, d->nzones, sizeof *d->zones, by_change);
+        d->zones_ns[0] = r[0].zones_ns;
+        d->zones_ns[1] = r[1].zones_ns;
+        d->total_over = d->opt.fail_above_total_pct >= 0 &&
+                        btr_diff_pct(d->zones_ns[0], d->zones_ns[1]) > d->opt.fail_above_total_pct;
     }
     if (rc == BTC_ERR_NOMEM && !err[0])
         snprintf(err, errlen, "out of memory comparing %s and %s", base, next);

@@ -2,7 +2,9 @@
  * location) count, total, mean, p50 and p99 in each and their change, with
  * a Mann-Whitney rank test of the durations saying whether the change is
  * real; per frame set the frame times' p50 and p99; per memory pool the
- * peak. btr_diff.c computes, btr_diff_print.c writes table, CSV or JSON. */
+ * peak; in all, the time in zones (each thread's outermost zones' durations
+ * summed: nested zones are not counted again). btr_diff.c computes, btr_diff_print.c writes table,
+ * CSV or JSON. */
 #ifndef BTR_DIFF_H
 #define BTR_DIFF_H
 
@@ -45,6 +47,9 @@ struct btr_diff_options {
     double confidence;     /* e.g. 0.99 */
     double min_change_pct; /* a real change also moves the median this much */
     double fail_above_pct; /* < 0: no gate */
+    /* The same for the time in zones in all (< 0: no gate): one number a
+     * trace, so no test; the limit has to stand above the runs' noise. */
+    double fail_above_total_pct;
 };
 
 struct btr_diff {
@@ -56,6 +61,8 @@ struct btr_diff {
     struct btr_diff_pool *pools;
     size_t npools;
     uint64_t over_limit; /* rows over --fail-above */
+    int64_t zones_ns[2]; /* time in zones: outermost zones' durations, BASE and NEW */
+    int total_over;      /* zones_ns grew more than --fail-above-total */
 };
 
 /* Reads both traces (each keeps every zone's duration, 8 bytes a zone,

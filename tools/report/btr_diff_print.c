@@ -96,9 +96,18 @@ void btr_diff_print_table(const struct btr_diff *d, FILE *out)
                                      : "");
         }
     }
+    fprintf(out,
+            "\nTime in zones (the outermost zones of every thread): %" PRId64 " ns base, %" PRId64
+            " ns new",
+            d->zones_ns[0], d->zones_ns[1]);
+    pct_cell(out, btr_diff_pct(d->zones_ns[0], d->zones_ns[1]));
+    fputc('\n', out);
     if (d->opt.fail_above_pct >= 0)
         fprintf(out, "\n%" PRIu64 " real regression%s of mean or p99 above %.4g %%\n",
                 d->over_limit, d->over_limit == 1 ? "" : "s", d->opt.fail_above_pct);
+    if (d->opt.fail_above_total_pct >= 0)
+        fprintf(out, "time in zones %s above %.4g %%\n", d->total_over ? "grew" : "did not grow",
+                d->opt.fail_above_total_pct);
 }
 
 /* CSV fields quoted when they hold a comma or a quote (as stats --csv). */
@@ -155,6 +164,10 @@ void btr_diff_print_csv(const struct btr_diff *d, FILE *out)
           out);
     csv_rows(out, "zone", d->zones, d->nzones);
     csv_rows(out, "frames", d->frames, d->nframes);
+    /* The time in zones: one row of kind total, its totals only. */
+    fprintf(out, "total,time in zones,,0,,,%" PRId64 ",%" PRId64, d->zones_ns[0], d->zones_ns[1]);
+    csv_pct(out, btr_diff_pct(d->zones_ns[0], d->zones_ns[1]));
+    fprintf(out, ",,,,,,,,,,,,%d\n", d->total_over);
 }
 
 static void json_pct(FILE *out, const char *key, double pct)
@@ -205,6 +218,12 @@ void btr_diff_print_json(const struct btr_diff *d, FILE *out)
     if (d->opt.fail_above_pct >= 0)
         fprintf(out, ",\"fail_above_pct\":%.6g", d->opt.fail_above_pct);
     fprintf(out, ",\"over_limit\":%" PRIu64, d->over_limit);
+    fprintf(out, ",\n\"total\":{\"base_ns\":%" PRId64 ",\"new_ns\":%" PRId64, d->zones_ns[0],
+            d->zones_ns[1]);
+    json_pct(out, "change_pct", btr_diff_pct(d->zones_ns[0], d->zones_ns[1]));
+    if (d->opt.fail_above_total_pct >= 0)
+        fprintf(out, ",\"fail_above_pct\":%.6g", d->opt.fail_above_total_pct);
+    fprintf(out, ",\"over_limit\":%s}", d->total_over ? "true" : "false");
     json_rows(out, "zones", d->zones, d->nzones);
     json_rows(out, "frames", d->frames, d->nframes);
     fputs(",\n\"memory\":[", out);

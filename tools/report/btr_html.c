@@ -1,9 +1,11 @@
 /* boardtrace-report html: one self-contained page (no network, nothing
  * loaded: inline style, hand-written SVG, a small inline script) with the
  * top zones, a flame graph of zones by call path per thread that zooms and
- * searches, the frame-time histograms, the memory pools, and the messages,
- * locks and plots as stats prints them; with a BASE trace, the diff table
- * and a differential flame graph (boxes coloured by their path's change).
+ * searches, a per-thread timeline (btr_html_timeline.c), the frame-time
+ * histograms, the memory pools and their bytes in use over time and the
+ * plots' curves (btr_html_series.c), and the messages, locks and plots as
+ * stats prints them; with a BASE trace, the diff table and a differential
+ * flame graph (boxes coloured by their path's change).
  * Zones are aggregated by call path (btr_calltree.c) and paths under 1/5000
  * of their thread's time are left out, so the page stays small
  * whatever the trace's length. */
@@ -17,69 +19,11 @@
 
 #include "btr_calltree.h"
 #include "btr_diff.h"
-#include "btr_report.h"
+#include "btr_html.h"
 
 #define TOP_ZONES   50
 #define PRUNE_SHARE 5000 /* a path under a thread's time / this is left out */
 #define HIST_BINS   40
-
-/* Text for HTML: &, <, >, " escaped (the text is printable already:
- * btr_text_put's escapes, newlines kept). */
-static void html_escaped(FILE *out, const char *p)
-{
-    for (; *p; p++) {
-        switch (*p) {
-        case '&':
-            fputs("&amp;", out);
-            break;
-        case '<':
-            fputs("&lt;", out);
-            break;
-        case '>':
-            fputs("&gt;", out);
-            break;
-        case '"':
-            fputs("&quot;", out);
-            break;
-        default:
-            fputc(*p, out);
-        }
-    }
-}
-
-/* A name or text from the trace: what is not printable as \xNN, then
- * escaped for HTML. */
-static void html_text(FILE *out, const char *s)
-{
-    char *safe = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&safe, &len);
-    if (!m)
-        return;
-    btr_text_put(m, s);
-    fclose(m);
-    html_escaped(out, safe);
-    free(safe);
-}
-
-/* A JSON string inside <script>: "</" must not close the element. */
-static void script_string(FILE *out, const char *s)
-{
-    char *copy = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&copy, &len);
-    if (!m)
-        return;
-    btr_json_string(m, s);
-    fclose(m);
-    for (size_t i = 0; i < len; i++) {
-        if (copy[i] == '<')
-            fputs("\\u003c", out);
-        else
-            fputc(copy[i], out);
-    }
-    free(copy);
-}
 
 static const char style[] =
     "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}"
@@ -300,7 +244,7 @@ static int write_flame(FILE *out, const struct btr_calltree *c, const struct btc
             continue;
         name_of[s + 32768] = names++;
         fputc(',', out);
-        script_string(out, btr_zone_name(t, s));
+        btr_html_script_string(out, btr_zone_name(t, s));
     }
     fputs("],\"threads\":[", out);
     int rc = 0;
@@ -309,7 +253,7 @@ static int write_flame(FILE *out, const struct btr_calltree *c, const struct btc
         char buf[64];
         const char *name = btr_thread_name(t, th->id, buf, sizeof buf);
         fputs(i ? ",{\"name\":" : "{\"name\":", out);
-        script_string(out, name);
+        btr_html_script_string(out, name);
         fputs(",\"root\":", out);
         rc = write_tree(out, c, t, th->root, incl, name_of, b, base_thread(b, name), kept, pruned);
         fputc('}', out);
@@ -328,9 +272,9 @@ static void zones_table(FILE *out, const struct btr_stats *s)
     for (size_t i = 0; i < s->nzones && i < TOP_ZONES; i++) {
         const struct btr_zone_stat *z = &s->zones[i];
         fputs("<tr><td>", out);
-        html_text(out, btr_demangle(z->name));
+        btr_html_text(out, btr_demangle(z->name));
         fputs("</td><td class=\"l\">", out);
-        html_text(out, z->file);
+        btr_html_text(out, z->file);
         fprintf(out,
                 ":%u</td><td>%" PRIu64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64
                 "</td><td>%" PRId64 "</td></tr>\n",
@@ -354,7 +298,8 @@ static void frames_section(FILE *out, const struct btr_stats *s)
         const struct btc_read_frameset *fs =
             i < s->trace.framesets.len ? btc_vec_at(&s->trace.framesets, i) : NULL;
         fputs("<h3>", out);
-        html_text(out, fs && fs->name >= 0 ? btc_trace_string(&s->trace, fs->name) : "(default)");
+        btr_html_text(out,
+                      fs && fs->name >= 0 ? btc_trace_string(&s->trace, fs->name) : "(default)");
         fprintf(out,
                 "</h3><p>%" PRIu64 " frames; mean %" PRId64 " ns, p50 %" PRId64 " ns, p99 %" PRId64
                 " ns</p>\n",
@@ -398,7 +343,8 @@ static void memory_section(FILE *out, const struct btr_stats *s)
         const struct btc_read_pool *rp =
             i < s->trace.pools.len ? btc_vec_at(&s->trace.pools, i) : NULL;
         fputs("<tr><td>", out);
-        html_text(out, rp && rp->name >= 0 ? btc_trace_string(&s->trace, rp->name) : "(default)");
+        btr_html_text(out,
+                      rp && rp->name >= 0 ? btc_trace_string(&s->trace, rp->name) : "(default)");
         fprintf(out,
                 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64 "</td><td>%" PRIu64
                 "</td></tr>\n",
@@ -422,7 +368,7 @@ static void text_sections(FILE *out, const struct btr_stats *s)
     fclose(m);
     if (len) {
         fputs("<h2>Messages, locks and plots</h2><pre id=\"text\">", out);
-        html_escaped(out, text); /* the sections printed it printable */
+        btr_html_escaped(out, text); /* the sections printed it printable */
         fputs("</pre>\n", out);
     }
     free(text);
@@ -441,9 +387,9 @@ static void diff_section(FILE *out, const struct btr_diff *d)
         const struct btr_diff_row *r = &d->zones[i];
         double pct = btr_diff_pct(r->side[0].p50_ns, r->side[1].p50_ns);
         fprintf(out, "<tr class=\"%s\"><td>", btr_verdict_name(r->verdict));
-        html_text(out, btr_demangle(r->name));
+        btr_html_text(out, btr_demangle(r->name));
         fputs("</td><td class=\"l\">", out);
-        html_text(out, r->file);
+        btr_html_text(out, r->file);
         fprintf(out,
                 ":%u</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64 "</td><td>%" PRId64
                 "</td><td>",
@@ -455,24 +401,65 @@ static void diff_section(FILE *out, const struct btr_diff *d)
             fprintf(out, "%+.1f%%", pct);
         fprintf(out, "</td><td>%s</td></tr>\n", btr_verdict_name(r->verdict));
     }
-    fputs("</table>\n", out);
+    fprintf(out,
+            "</table><p id=\"total\">Time in zones (each thread's outermost zones): %" PRId64
+            " ns in the base, %" PRId64 " ns here",
+            d->zones_ns[0], d->zones_ns[1]);
+    double total = btr_diff_pct(d->zones_ns[0], d->zones_ns[1]);
+    if (!isnan(total))
+        fprintf(out, ", %+.1f %%", total);
+    fputs(".</p>\n", out);
+}
+
+/* What the read of TRACE gathers besides stats: the call paths, the
+ * timeline and the curves. */
+struct html_read {
+    struct btr_calltree calls;
+    struct btr_timeline timeline;
+    struct btr_series series;
+};
+
+static int on_zone(void *ctx, const struct btc_trace *t, const struct btc_read_zone *z)
+{
+    struct html_read *r = ctx;
+    int rc = btr_calltree_on_zone(&r->calls, t, z);
+    return rc < 0 ? rc : btr_timeline_on_zone(&r->timeline, z);
+}
+
+static int on_mem(void *ctx, const struct btc_trace *t, const struct btc_read_mem *m)
+{
+    (void)t;
+    return btr_series_on_mem(&((struct html_read *)ctx)->series, m);
+}
+
+static int on_point(void *ctx, const struct btc_trace *t, const struct btc_read_point *p)
+{
+    (void)t;
+    return btr_series_on_point(&((struct html_read *)ctx)->series, p);
 }
 
 int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kept, char *err,
                     size_t errlen)
 {
     struct btr_stats s;
-    struct btr_calltree c;
+    struct html_read r;
     struct btc_trace t;
     struct btr_diff d;
     memset(&d, 0, sizeof d);
-    btr_calltree_init(&c);
+    btr_calltree_init(&r.calls);
     *kept = 0;
     int rc = btr_stats_compute(&s, path, err, errlen);
     int read_tree = rc >= 0;
-    if (read_tree)
-        rc = btc_tracy_read(path, &t, btr_calltree_on_zone, &c, err, errlen);
-    struct btr_diff_options opt = {.confidence = 0.99, .min_change_pct = 5, .fail_above_pct = -1};
+    if (read_tree) {
+        /* stats' read gave the span the timeline and curves are cut in. */
+        btr_timeline_init(&r.timeline, s.trace.last_time);
+        btr_series_init(&r.series, s.trace.last_time);
+        struct btc_read_more more = {.mem = on_mem, .point = on_point};
+        rc = btc_tracy_read_more(path, &t, on_zone, NULL, &more, &r, err, errlen);
+        btr_series_finish(&r.series);
+    }
+    struct btr_diff_options opt = {
+        .confidence = 0.99, .min_change_pct = 5, .fail_above_pct = -1, .fail_above_total_pct = -1};
     if (rc >= 0 && base)
         rc = btr_diff_compute(&d, base, path, &opt, err, errlen);
     /* BASE's call paths for the differential flame graph. */
@@ -491,11 +478,11 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
               "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
               "script-src 'unsafe-inline'; style-src 'unsafe-inline'\"><title>",
               out);
-        html_text(out, s.trace.capture_name[0] ? s.trace.capture_name : path);
+        btr_html_text(out, s.trace.capture_name[0] ? s.trace.capture_name : path);
         fprintf(out, "</title><style>%s</style></head><body>\n<h1>", style);
-        html_text(out, s.trace.capture_name[0] ? s.trace.capture_name : path);
+        btr_html_text(out, s.trace.capture_name[0] ? s.trace.capture_name : path);
         fputs("</h1><p>Program ", out);
-        html_text(out, s.trace.program);
+        btr_html_text(out, s.trace.program);
         fprintf(out,
                 ", %" PRIu64 " zones, %.3f s; made by boardtrace-report " BT_VERSION_STRING
                 "</p>\n",
@@ -513,13 +500,15 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
                   "there, blue less (5 % or more), grey about the same, purple paths the "
                   "base does not have.</p>",
                   out);
-        rc = write_flame(out, &c, &t, base ? &fb : NULL, kept, &pruned);
+        rc = write_flame(out, &r.calls, &t, base ? &fb : NULL, kept, &pruned);
         fprintf(out,
                 "<p>%" PRIu64 " call paths shown, %" PRIu64
                 " under 1/%d of their thread's time left out.</p>\n",
                 *kept, pruned, PRUNE_SHARE);
+        btr_timeline_write(out, &r.timeline, &t);
         frames_section(out, &s);
         memory_section(out, &s);
+        btr_series_write(out, &r.series, &s);
         text_sections(out, &s);
         fprintf(out, "<script>%s</script>\n</body></html>\n", script);
     }
@@ -531,9 +520,12 @@ int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *kep
     btr_calltree_free(&bc);
     if (read_base)
         btc_trace_free(&bt);
-    btr_calltree_free(&c);
-    if (read_tree)
+    btr_calltree_free(&r.calls);
+    if (read_tree) {
+        btr_timeline_free(&r.timeline);
+        btr_series_free(&r.series);
         btc_trace_free(&t);
+    }
     btr_stats_free(&s);
     return rc;
 }

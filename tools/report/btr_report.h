@@ -97,12 +97,21 @@ void btr_print_sections(const struct btr_sections *sec, const struct btc_trace *
 int btr_memory_on_event(struct btr_sections *sec, const struct btc_trace *t,
                         const struct btc_read_mem *m);
 void btr_memory_finish(struct btr_sections *sec);
+/* The frees still to come, a min-heap by time (struct btr_pending_free):
+ * memory in use sweeps the allocations in order and pops the frees before
+ * each (the HTML curve sweeps them as stats' peak does). */
+int btr_pending_push(struct btc_vec *heap, int64_t time, uint64_t size);
+void btr_pending_pop(struct btc_vec *heap);
 void btr_memory_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+/* A pool's name as stats prints it ("default" for the unnamed one). */
+const char *btr_pool_name(const struct btc_trace *t, uint32_t pool);
 void btr_locks_print(const struct btc_trace *t, FILE *out);
 int btr_messages_on_message(struct btr_sections *sec, const struct btc_read_message *m);
 void btr_messages_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
 int btr_plots_on_point(struct btr_sections *sec, const struct btc_read_point *p);
 void btr_plots_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
+/* A plot's name as upstream's GUI and stats give it. */
+const char *btr_plot_name(const struct btc_trace *t, const struct btc_read_plot *p);
 int btr_frames_on_frame(struct btr_sections *sec, const struct btc_read_frame *f);
 void btr_frames_finish(struct btr_sections *sec, const struct btc_trace *t);
 void btr_frames_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out);
@@ -143,8 +152,9 @@ int btr_collapsed_export(const char *path, FILE *out, uint64_t *count, char *err
 int btr_speedscope_export(const char *path, FILE *out, uint64_t *count, char *err, size_t errlen);
 
 /* A self-contained HTML page of the trace (btr_html.c): top zones, a flame
- * graph per thread, frame-time histograms, memory pools; with base (NULL
- * none) the diff against it. *paths receives the call paths drawn. */
+ * graph per thread, a per-thread timeline, frame-time histograms, memory
+ * pools and their use over time, plots; with base (NULL none) the diff
+ * against it. *paths receives the call paths drawn. */
 int btr_html_export(const char *path, const char *base, FILE *out, uint64_t *paths, char *err,
                     size_t errlen);
 

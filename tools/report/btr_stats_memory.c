@@ -23,7 +23,7 @@ static void heap_swap(struct btc_vec *h, size_t a, size_t b)
     *heap_at(h, b) = x;
 }
 
-static int heap_push(struct btc_vec *h, int64_t time, uint64_t size)
+int btr_pending_push(struct btc_vec *h, int64_t time, uint64_t size)
 {
     struct btr_pending_free *e = btc_vec_push(h);
     if (!e)
@@ -35,7 +35,7 @@ static int heap_push(struct btc_vec *h, int64_t time, uint64_t size)
     return BTC_OK;
 }
 
-static void heap_pop(struct btc_vec *h)
+void btr_pending_pop(struct btc_vec *h)
 {
     *heap_at(h, 0) = *heap_at(h, h->len - 1);
     h->len--;
@@ -85,7 +85,7 @@ int btr_memory_on_event(struct btr_sections *sec, const struct btc_trace *t,
      * memory plot (and the chrome export's counter) counts them. */
     while (sec->pending.len && heap_at(&sec->pending, 0)->time <= m->time_alloc) {
         p->live -= heap_at(&sec->pending, 0)->size;
-        heap_pop(&sec->pending);
+        btr_pending_pop(&sec->pending);
     }
     p->allocs++;
     p->live += m->size;
@@ -93,7 +93,7 @@ int btr_memory_on_event(struct btr_sections *sec, const struct btc_trace *t,
         p->peak = p->live;
     if (m->time_free >= 0) {
         p->frees++;
-        return heap_push(&sec->pending, m->time_free, m->size);
+        return btr_pending_push(&sec->pending, m->time_free, m->size);
     }
     p->leaks++;
     p->leaked_bytes += m->size;
@@ -154,7 +154,7 @@ static size_t merge_sites(const struct btr_sections *sec, const struct btc_trace
     return n;
 }
 
-static const char *pool_name(const struct btc_trace *t, uint32_t pool)
+const char *btr_pool_name(const struct btc_trace *t, uint32_t pool)
 {
     const struct btc_read_pool *rp = pool < t->pools.len ? btc_vec_at(&t->pools, pool) : NULL;
     return rp && rp->name >= 0 ? btr_demangle(btc_trace_string(t, rp->name)) : "default";
@@ -174,8 +174,8 @@ void btr_memory_print(const struct btr_sections *sec, const struct btc_trace *t,
         fprintf(out,
                 "%-32.32s  %10" PRIu64 "  %10" PRIu64 "  %14" PRIu64 "  %8" PRIu64 "  %14" PRIu64
                 "\n",
-                btr_text_safe(pool_name(t, (uint32_t)i), safe, sizeof safe), p->allocs, p->frees,
-                p->peak, p->leaks, p->leaked_bytes);
+                btr_text_safe(btr_pool_name(t, (uint32_t)i), safe, sizeof safe), p->allocs,
+                p->frees, p->peak, p->leaks, p->leaked_bytes);
     }
     if (!sec->leak_sites.len)
         return;
@@ -194,7 +194,7 @@ void btr_memory_print(const struct btr_sections *sec, const struct btc_trace *t,
         char safe_fn[512], safe_pool[512];
         fprintf(out, "%-48.48s  %-20.20s  %8" PRIu64 "  %14" PRIu64 "\n",
                 btr_text_safe(fn, safe_fn, sizeof safe_fn),
-                btr_text_safe(pool_name(t, v[i].pool), safe_pool, sizeof safe_pool), v[i].count,
+                btr_text_safe(btr_pool_name(t, v[i].pool), safe_pool, sizeof safe_pool), v[i].count,
                 v[i].bytes);
     }
     if (n > TOP_LEAK_SITES)

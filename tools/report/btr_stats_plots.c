@@ -32,6 +32,15 @@ static const char *plot_type(uint8_t type)
     }
 }
 
+const char *btr_plot_name(const struct btc_trace *t, const struct btc_read_plot *p)
+{
+    /* As upstream's GUI names them: the CPU usage plot by its type. */
+    return p->type == 2   ? "CPU usage"
+           : p->name >= 0 ? btr_demangle(btc_trace_string(t, p->name))
+           : p->type == 1 ? "default pool"
+                          : "(unnamed)";
+}
+
 void btr_plots_print(const struct btr_sections *sec, const struct btc_trace *t, FILE *out)
 {
     if (!t->plots.len)
@@ -41,11 +50,7 @@ void btr_plots_print(const struct btr_sections *sec, const struct btc_trace *t, 
     for (size_t i = 0; i < t->plots.len; i++) {
         const struct btc_read_plot *p = btc_vec_at(&t->plots, i);
         double sum = i < sec->plot_sums.len ? *(const double *)btc_vec_at(&sec->plot_sums, i) : 0;
-        /* As upstream's GUI names them: the CPU usage plot by its type. */
-        const char *name = p->type == 2   ? "CPU usage"
-                           : p->name >= 0 ? btr_demangle(btc_trace_string(t, p->name))
-                           : p->type == 1 ? "default pool"
-                                          : "(unnamed)";
+        const char *name = btr_plot_name(t, p);
         char safe[512];
         fprintf(out, "%-32.32s  %-7s  %10" PRIu64, btr_text_safe(name, safe, sizeof safe),
                 plot_type(p->type), p->points);

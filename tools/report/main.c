@@ -26,9 +26,9 @@ static void usage(FILE *to)
         "boardtrace-report %s: reports over a .tracy trace file\n"
         "\n"
         "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
-        "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--min-change PCT]\n"
-        "                              [--confidence PCT] [--max-memory SIZE] BASE.tracy "
-        "NEW.tracy\n"
+        "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--fail-above-total PCT]\n"
+        "                              [--min-change PCT] [--confidence PCT] [--max-memory SIZE]\n"
+        "                              BASE.tracy NEW.tracy\n"
         "       boardtrace-report html [-o OUT.html] [--max-memory SIZE] TRACE.tracy [BASE.tracy]\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
@@ -55,16 +55,22 @@ static void usage(FILE *to)
         "           rejects no change at --confidence (default 99, Bonferroni-corrected over\n"
         "           the rows tested; 8 durations a side at least) and the median moved by\n"
         "           --min-change %% (default 5); otherwise same, or untested. Then frames\n"
-        "           (frame times per set, tested alike) and memory (peak bytes per pool).\n"
+        "           (frame times per set, tested alike), memory (peak bytes per pool) and\n"
+        "           the time in zones in all (each thread's outermost zones summed).\n"
         "           --csv, --json: the same for machines. --fail-above PCT: exit 4 when a\n"
         "           zone or frame set is really slower and its mean or p99 grew by more\n"
-        "           than PCT %%. Keeps every zone's duration (8 bytes) within --max-memory\n"
+        "           than PCT %%. --fail-above-total PCT: exit 4 when the time in zones\n"
+        "           grew by more than PCT %% (one number a trace: no test, so PCT must\n"
+        "           stand above the runs' noise). Keeps every zone's duration (8 bytes)\n"
+        "           within --max-memory\n"
         "  html     one self-contained HTML page (nothing loaded from anywhere): the top\n"
         "           zones, a flame graph of zones by call path per thread (click zooms,\n"
         "           a field highlights names; paths under 1/5000 of their thread's time\n"
-        "           left out), frame-time histograms, memory pools, messages, locks and\n"
-        "           plots; with BASE, diff's table of the zones against it. stdout\n"
-        "           unless -o is given\n"
+        "           left out), a per-thread timeline of the busiest zones, frame-time\n"
+        "           histograms, memory pools and their bytes in use over time, the plots'\n"
+        "           curves (timeline and curves in 400 slices of the trace), messages,\n"
+        "           locks and plots; with BASE, diff's table of the zones against it and\n"
+        "           the time in zones. stdout unless -o is given\n"
         "  chrome   the trace for the Perfetto UI (https://ui.perfetto.dev): Perfetto's\n"
         "           own protobuf format (compact; the default for OUT.perfetto-trace\n"
         "           and OUT.pftrace) or Chrome trace-event JSON (other names, stdout);\n"
@@ -97,8 +103,8 @@ static void usage(FILE *to)
         "           file that needs more is refused with a message saying so\n"
         "\n"
         "Exit status: 0 success, 1 bad arguments, 2 the trace cannot be read,\n"
-        "3 the output cannot be written, 4 (diff --fail-above) a real regression\n"
-        "above the limit.\n",
+        "3 the output cannot be written, 4 (diff --fail-above, --fail-above-total) a\n"
+        "regression above the limit.\n",
         BT_VERSION_STRING);
 }
 
@@ -402,7 +408,8 @@ static int cmd_diff(int argc, char **argv)
     const char *paths[2] = {NULL, NULL};
     int npaths = 0, csv = 0, json = 0;
     double confidence = 99;
-    struct btr_diff_options opt = {.min_change_pct = 5, .fail_above_pct = -1};
+    struct btr_diff_options opt = {
+        .min_change_pct = 5, .fail_above_pct = -1, .fail_above_total_pct = -1};
     for (int i = 0; i < argc; i++) {
         int m = memory_option(argc, argv, &i, "diff");
         if (m < 0)
@@ -417,6 +424,9 @@ static int cmd_diff(int argc, char **argv)
             json = 1;
         } else if (!strcmp(a, "--fail-above")) {
             bad = !v || parse_pct(v, 0, 1e9, &opt.fail_above_pct) < 0;
+            i++;
+        } else if (!strcmp(a, "--fail-above-total")) {
+            bad = !v || parse_pct(v, 0, 1e9, &opt.fail_above_total_pct) < 0;
             i++;
         } else if (!strcmp(a, "--min-change")) {
             bad = !v || parse_pct(v, 0, 1e9, &opt.min_change_pct) < 0;
@@ -457,17 +467,22 @@ static int cmd_diff(int argc, char **argv)
     else
         btr_diff_print_table(&d, stdout);
     uint64_t over = d.over_limit;
+    int total_over = d.total_over;
+    double total_pct = btr_diff_pct(d.zones_ns[0], d.zones_ns[1]);
     btr_diff_free(&d);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         fprintf(stderr, "boardtrace-report: cannot write stdout\n");
         return EXIT_WRITE;
     }
-    if (over) {
+    if (over)
         fprintf(stderr,
                 "boardtrace-report diff: %llu real regression%s of mean or p99 above %g %%\n",
                 (unsigned long long)over, over == 1 ? "" : "s", opt.fail_above_pct);
+    if (total_over)
+        fprintf(stderr, "boardtrace-report diff: the time in zones grew %+.1f %%, above %g %%\n",
+                total_pct, opt.fail_above_total_pct);
+    if (over || total_over)
         return EXIT_REGRESSION;
-    }
     return EXIT_OK;
 }
 

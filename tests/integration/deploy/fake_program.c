@@ -8,7 +8,9 @@
  * that runs on does; BT_TEST_FAIL_AT_START=N exits with status N at once,
  * before opening the port; BT_TEST_WAIT_BEFORE_LISTEN=N waits N seconds
  * before it opens the port, as a program slow to start does;
- * BT_TEST_IPV6_LOOPBACK listens on [::1] alone. */
+ * BT_TEST_IPV6_LOOPBACK listens on [::1] alone; BT_TEST_SERVE_FILE=PATH
+ * serves that file's bytes instead of the events (a real trace, uploaded
+ * beside it, for what the host does with one). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -100,6 +102,25 @@ int main(int argc, char **argv)
         return 101;
     }
     int c = accept(fd, NULL, NULL);
+    const char *serve = getenv("BT_TEST_SERVE_FILE");
+    if (serve) {
+        FILE *in = fopen(serve, "rb");
+        if (!in) {
+            perror(serve);
+            return 103;
+        }
+        char buf[65536];
+        size_t got;
+        while ((got = fread(buf, 1, sizeof buf, in)) > 0)
+            if (write(c, buf, got) != (ssize_t)got)
+                return 102;
+        fclose(in);
+        printf("fake-program: served %s\n", serve);
+        fflush(stdout);
+        close(c);
+        close(fd);
+        return status;
+    }
     char line[64];
     /* BT_TEST_DISK_FULL: the capture double fails to write its file as on
      * a full disk, keeping what it received in its journal; =cut: its

@@ -1,6 +1,7 @@
 /* `boardtrace run` against the emulated riscv64 board, once with SFTP and once
  * on a board without it: the program and capture run there, their output
- * streams back, the trace arrives verified with its JSON record. */
+ * streams back, the trace arrives verified with its JSON record (and, with
+ * --html, its HTML report beside it). */
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,8 +22,9 @@
 
 #include "deploy_support.h"
 
-/* argv: boardtrace board.sh board-dir sftp|exec fake_program fake_capture */
-static const char *mode, *program, *capture;
+/* argv: boardtrace board.sh board-dir sftp|exec fake_program fake_capture
+ * recorded.tracy */
+static const char *mode, *program, *capture, *recorded;
 
 static struct result run_program(const char *out, const char *extra_env, const char *arg)
 {
@@ -97,6 +99,77 @@ static void run_pulls_the_trace_verified_with_a_record(void **state)
     assert_non_null(strstr(json, "\"Events\": \"1000\""));
     assert_non_null(strstr(json, "\"program_exit_status\": 0"));
     assert_non_null(strstr(json, "\"exit_status\": 0,\n  \"exit_step\": \"ok\""));
+    free(json);
+    result_free(&r);
+}
+
+/* run --html with the words of rest after the board's. */
+static struct result run_html(const char *const *rest)
+{
+    const char *argv[32] = {boardtrace, "run"};
+    board_args(&board, argv + 2);
+    int n = 8;
+    argv[n++] = "--html";
+    for (; *rest; rest++)
+        argv[n++] = *rest;
+    argv[n] = NULL;
+    struct result r;
+    assert_int_equal(run_command((char *const *)argv, work, 600, &r), 0);
+    return r;
+}
+
+static void run_html_writes_the_report_beside_the_trace(void **state)
+{
+    (void)state;
+    char out[600], html[640], record[640];
+    snprintf(out, sizeof out, "%s/html.tracy", work);
+    snprintf(html, sizeof html, "%s.html", out);
+    snprintf(record, sizeof record, "%s.json", out);
+    /* The program serves a recorded trace: a real one arrives. */
+    const char *rest[] = {"--capture", capture,  "-o",    out,
+                          "--upload",  recorded, "--env", "BT_TEST_SERVE_FILE=session.tracy",
+                          program,     NULL};
+    struct result r = run_html(rest);
+    assert_status(&r, 0);
+    assert_int_equal(file_size(out), file_size(recorded));
+    char *page = read_file(html, NULL);
+    assert_non_null(page);
+    assert_true(strncmp(page, "<!DOCTYPE html>", 15) == 0);
+    assert_non_null(strstr(page, "<table id=\"zones\">"));
+    assert_non_null(strstr(page, "<svg id=\"timeline\""));
+    free(page);
+    char said[700];
+    snprintf(said, sizeof said, "  report    %s\n", html);
+    assert_non_null(strstr(r.err, said));
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    char key[700];
+    snprintf(key, sizeof key, "\"html\": \"%s\"", html);
+    assert_non_null(strstr(json, key));
+    free(json);
+    result_free(&r);
+}
+
+static void run_html_that_fails_warns_and_keeps_the_trace(void **state)
+{
+    (void)state;
+    char out[600], html[640], record[640];
+    snprintf(out, sizeof out, "%s/not-a-tracy.tracy", work);
+    snprintf(html, sizeof html, "%s.html", out);
+    snprintf(record, sizeof record, "%s.json", out);
+    /* The fake stream is no .tracy file: boardtrace-report refuses it. */
+    const char *rest[] = {"--capture", capture, "-o", out, program, NULL};
+    struct result r = run_html(rest);
+    assert_status(&r, 0);
+    assert_int_equal(file_size(out), 9902);
+    assert_int_equal(file_size(html), -1);
+    assert_non_null(strstr(r.err, "writing the HTML report"));
+    assert_non_null(strstr(r.err, "the trace "));
+    assert_null(strstr(r.err, "  report    "));
+    char *json = read_file(record, NULL);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"html\": null"));
+    assert_non_null(strstr(json, "\"exit_status\": 0,"));
     free(json);
     result_free(&r);
 }
@@ -731,8 +804,8 @@ static void the_summary_shows_the_captures_words_escaped(void **state)
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR sftp|exec PROGRAM CAPTURE\n",
+    if (argc != 8) {
+        fprintf(stderr, "usage: %s BOARDTRACE BOARD_SH BOARD_DIR sftp|exec PROGRAM CAPTURE TRACE\n",
                 argv[0]);
         return 2;
     }
@@ -742,10 +815,13 @@ int main(int argc, char **argv)
     mode = argv[4];
     program = argv[5];
     capture = argv[6];
+    recorded = argv[7];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(run_pulls_the_trace_verified_with_a_record),
         cmocka_unit_test(the_summary_shows_the_captures_words_escaped),
         cmocka_unit_test(run_names_a_failing_program_but_still_pulls_the_trace),
+        cmocka_unit_test(run_html_writes_the_report_beside_the_trace),
+        cmocka_unit_test(run_html_that_fails_warns_and_keeps_the_trace),
         cmocka_unit_test(run_gives_up_on_a_program_that_never_opens_its_port),
         cmocka_unit_test(run_names_a_program_that_exits_before_tracing),
         cmocka_unit_test(run_says_tracing_is_off_in_a_program_without_it),
