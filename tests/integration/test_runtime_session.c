@@ -1062,28 +1062,37 @@ static int listening_port_of(pid_t pid)
 static void a_busy_port_moves_the_program_to_the_next_one(void **state)
 {
     (void)state;
-    uint16_t port = free_port();
-    /* occupy `port`; the program is told to start there via its default
-     * search, which we emulate by pointing the default at a busy port: the
-     * runtime tries TRACY_PORT only, so this test uses no TRACY_PORT and
-     * 8086, the real default, whose neighbours may be busy on a shared host */
-    (void)port;
-    int blocker = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(blocker, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    struct sockaddr_in6 a;
-    memset(&a, 0, sizeof(a));
-    a.sin6_family = AF_INET6;
-    a.sin6_port = htons(BT_WIRE_DEFAULT_PORT);
-    int own = bind(blocker, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(blocker, 1) == 0;
-    /* if 8086 was free we hold it now; if not, someone else does: busy either way */
+    /* No TRACY_PORT (the runtime tries that port alone): the program starts
+     * its search at 8086, the real default, whose neighbours may be busy on
+     * a shared host. */
+    /* The test holds 8086 itself: another test's program that holds it now
+     * may let it go at any moment (one did, and this program then took
+     * 8086), so wait until it is ours, within a generous bound. */
+    int blocker = -1, own = 0;
+    for (int waited_ms = 0; !own && waited_ms < 120000; waited_ms += 50) {
+        if (blocker >= 0) {
+            close(blocker);
+            struct timespec ts = {0, 50000000};
+            nanosleep(&ts, NULL);
+        }
+        blocker = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int one = 1;
+        setsockopt(blocker, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+        struct sockaddr_in6 a;
+        memset(&a, 0, sizeof(a));
+        a.sin6_family = AF_INET6;
+        a.sin6_port = htons(BT_WIRE_DEFAULT_PORT);
+        own = bind(blocker, (struct sockaddr *)&a, sizeof(a)) == 0 && listen(blocker, 1) == 0;
+    }
+    if (!own)
+        fail_msg("port %d stayed busy for 120 s: the test cannot hold it", BT_WIRE_DEFAULT_PORT);
     const char *args[] = {"linger", NULL};
     struct child c = spawn(traced_path, args, NULL);
     char line[64];
     assert_int_equal(read_line(&c, line, sizeof(line), 30000), 0);
     int got = listening_port_of(c.pid);
     if (got <= (int)BT_WIRE_DEFAULT_PORT)
-        fprintf(stderr, "listening port of %d: %d (8086 ours: %d)\n", (int)c.pid, got, own);
+        fprintf(stderr, "listening port of %d: %d (8086 held by the test)\n", (int)c.pid, got);
     assert_true(got > (int)BT_WIRE_DEFAULT_PORT);
     assert_true(got < (int)(BT_WIRE_DEFAULT_PORT + BT_WIRE_PORT_ATTEMPTS));
     struct bt_test_server s;

@@ -1,14 +1,13 @@
 /* boardtrace-report diff on recordings of one program (bt_diff_knob) that
  * differ by one zone's work: three runs captured over loopback, two alike
- * and one with the "knob" zone's loop doubled and a zone "extra" added. The
+ * and one with the "knob" zone's work doubled and a zone "extra" added. The
  * diff finds knob slower by about the doubling and nothing else really
  * changed; two alike runs show no real change; --fail-above exits 4 only
  * for a real regression above its limit, --fail-above-total only when the
  * time in zones (here the "iteration" zones, the outermost) grew above its
  * limit: checked on a fourth run with the knob twenty times, since a sum of
- * durations, unlike a median, moves with the machine's load (between -13 %
- * and +257 % for the doubled knob at a load of 11 on 2 CPUs). The rank test's p-value is
- * checked against a value worked by hand. */
+ * durations, unlike a median, moves with the machine's load. The rank test's p-value is checked
+ * against a value worked by hand. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -69,7 +69,8 @@ static unsigned free_port(void)
     return ntohs(a.sin_port);
 }
 
-/* Runs the program with the knob (NULL: its default) into trace. */
+/* Runs the program with the knob (NULL: its default), microseconds of CPU
+ * time, into trace; the program at nice -20 where the test may raise it. */
 static int record(const char *trace, const char *knob, int extra)
 {
     char port[16];
@@ -77,15 +78,28 @@ static int record(const char *trace, const char *knob, int extra)
     setenv("TRACY_NO_EXIT", "1", 1);
     setenv("TRACY_PORT", port, 1);
     setenv("TRACY_NO_BROADCAST", "1", 1); /* no packet leaves this machine */
+    /* Run as root, the program would also be sampled 10,000 times a second:
+     * in this virtual machine, under load, that made a zone of 40
+     * microseconds' work last 78 at the median (42 without), and the knob's
+     * doubling read as +240 %. The diff is tested here, not the sampler. */
+    setenv("TRACY_NO_SAMPLING", "1", 1);
+    setenv("TRACY_NO_SYS_TRACE", "1", 1);
     if (knob)
         setenv("BT_DIFF_KNOB", knob, 1);
     if (extra)
         setenv("BT_DIFF_EXTRA", "1", 1);
+    int nice_before = getpriority(PRIO_PROCESS, 0);
+    if (setpriority(PRIO_PROCESS, 0, -20) != 0)
+        print_message("cannot raise the program's priority (%s): its zones may be preempted\n",
+                      strerror(errno));
     char *prog[] = {(char *)program_bin, NULL};
     pid_t p = start(prog, NULL);
+    setpriority(PRIO_PROCESS, 0, nice_before); /* the capture and the rest as before */
     unsetenv("TRACY_NO_EXIT");
     unsetenv("TRACY_PORT");
     unsetenv("TRACY_NO_BROADCAST");
+    unsetenv("TRACY_NO_SAMPLING");
+    unsetenv("TRACY_NO_SYS_TRACE");
     unsetenv("BT_DIFF_KNOB");
     unsetenv("BT_DIFF_EXTRA");
     char *cap[] = {(char *)capture_bin, "-o", (char *)trace, "-p", port,
@@ -95,6 +109,13 @@ static int record(const char *trace, const char *knob, int extra)
     return crc == 0 && prc == 0 ? 0 : -1;
 }
 
+/* The runs are recorded one after another, each program at the highest
+ * priority (nice -20, where the test may: it runs as root in the suite), so
+ * that the machine's other work preempts its zones as little as it can: at
+ * the default priority on a busy machine (a load of 17 on 2 CPUs) the median
+ * of a zone of 40 microseconds' work came out at 22 in one run and 76 in the
+ * next, and two alike runs differed for real. Knobs are in microseconds of
+ * CPU time (bt_diff_knob.c). */
 static int record_all(void **state)
 {
     (void)state;
@@ -105,7 +126,7 @@ static int record_all(void **state)
     snprintf(doubled, sizeof doubled, "%s/doubled.tracy", tmpdir);
     snprintf(twentyfold, sizeof twentyfold, "%s/twentyfold.tracy", tmpdir);
     if (record(base_a, NULL, 0) < 0 || record(base_b, NULL, 0) < 0 ||
-        record(doubled, "40000", 1) < 0 || record(twentyfold, "400000", 0) < 0)
+        record(doubled, "40", 1) < 0 || record(twentyfold, "400", 0) < 0)
         return -1;
     return 0;
 }
@@ -166,7 +187,7 @@ static void test_diff_finds_the_doubled_zone(void **state)
     assert_int_equal(diff(base_a, doubled, NULL, NULL, json, sizeof json), 0);
     assert_non_null(row_of(json, "knob", row, sizeof row));
     assert_non_null(strstr(row, "\"verdict\":\"slower\""));
-    /* The loop doubled: the median some +100 %, less the zone's fixed
+    /* The work doubled: the median some +100 %, less the zone's fixed
      * cost. The mean and p99 are not checked: on a busy machine a few
      * preemptions of milliseconds dominate them (they moved from -40 % to
      * +250 % between runs while the median stayed within 5 % of +100 %). */
@@ -289,7 +310,8 @@ static void test_fail_above_total_exits_4_when_the_time_in_zones_grew_over_it(vo
     char total[512], limit[64];
     assert_int_equal(diff(base_a, twentyfold, "--fail-above-total", "1e6", json, sizeof json), 0);
     double grew = number_in(total_of(json, total, sizeof total), "change_pct");
-    /* An iteration's loops go from 40,000 to 420,000 turns: some +950 %. */
+    /* An iteration's work goes from 40 to 420 microseconds: some +950 %, less
+     * what preemptions add to either. */
     if (!(grew > 100))
         fail_msg("the time in zones changed %+.1f %% with the knob twenty times:\n%s", grew, total);
     assert_non_null(strstr(total, "\"over_limit\":false"));
