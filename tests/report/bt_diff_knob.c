@@ -1,7 +1,7 @@
 /* The program boardtrace-report diff's test records: ITERATIONS frames,
  * each a zone "iteration" holding a zone "steady" (a fixed amount of work)
  * and a zone "knob" whose work BT_DIFF_KNOB sets, in microseconds (default
- * 20), so two recordings differ in one zone's work; with BT_DIFF_EXTRA set, a
+ * 200), so two recordings differ in one zone's work; with BT_DIFF_EXTRA set, a
  * zone "extra" too. The work is measured in the thread's own CPU time, not in
  * loop turns: a turn's cost moves with the machine (its other guests, its
  * clock), while a zone's CPU time does not, so a zone that was not preempted
@@ -13,8 +13,8 @@
 
 #include <boardtrace/trace.h>
 
-#define ITERATIONS 2000
-#define STEADY_US  20
+#define ITERATIONS 500
+#define STEADY_US  200
 
 static int64_t cpu_ns(void)
 {
@@ -34,7 +34,7 @@ static void work(unsigned long us)
 int main(void)
 {
     const char *knob_env = getenv("BT_DIFF_KNOB");
-    unsigned long knob = knob_env ? strtoul(knob_env, NULL, 10) : 20;
+    unsigned long knob = knob_env ? strtoul(knob_env, NULL, 10) : 200;
     int extra = getenv("BT_DIFF_EXTRA") != NULL;
     for (int i = 0; i < ITERATIONS; i++) {
         BT_ZONE_N(iteration, "iteration", 1);
@@ -50,7 +50,7 @@ int main(void)
         }
         if (extra) {
             BT_ZONE_N(e, "extra", 1);
-            work(1);
+            work(10);
             BT_ZONE_END(e);
         }
         BT_ZONE_END(iteration);
