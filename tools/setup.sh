@@ -8,18 +8,18 @@
 # qemu-system, the kernel build tools and source, and their kernels, built or
 # downloaded once into ~/.cache/boardtrace (tools/board/system/kernel.sh); and
 # the Debian boards' userlands (tools/board/debian.sh), cached there too.
-# With --lava also LAVA (lava-server, lava-dispatcher, lavacli, PostgreSQL)
-# for the board-farm tests (ctest --preset lava, tests/integration/lava).
+# LAVA (lava-server, lava-dispatcher, lavacli, PostgreSQL) is always
+# installed: the board-farm tests (ctest --preset lava, tests/integration/lava)
+# are part of tools/test.sh. No service of it is started or needed: the tests
+# start their own LAVA (lava-fixture.sh).
 set -eu
 
 system=0
-lava=0
 for arg in "$@"; do
     case $arg in
     --system) system=1 ;;
-    --lava) lava=1 ;;
     *)
-        echo "usage: tools/setup.sh [--system] [--lava]" >&2
+        echo "usage: tools/setup.sh [--system]" >&2
         exit 2
         ;;
     esac
@@ -50,6 +50,10 @@ packages="
     dpkg-dev xz-utils bzip2 bc zstd lz4 python3 python3-dev
     iproute2 tcpdump chromium
 "
+# LAVA for the board-farm tests, which start their own (lava-fixture.sh: its
+# own PostgreSQL cluster, server, scheduler and worker) and use no service of
+# the packages: PostgreSQL is only recommended by lava-server, so named here.
+packages="$packages lava-server lava-dispatcher lavacli postgresql"
 # Node.js and npm run speedscope's importer (tests/report). A machine that
 # already has them (NodeSource's nodejs, which bundles npm and conflicts with
 # Debian's npm package) keeps its own; only a machine without them gets
@@ -65,13 +69,6 @@ if [ "$system" = 1 ]; then
     qemu-system-misc qemu-system-arm opensbi
     linux-source-6.1 flex bison libssl-dev libelf-dev cpio
     mmdebstrap arch-test
-"
-fi
-# LAVA, started by the board-farm tests themselves (no systemd service is
-# used): PostgreSQL is only recommended by lava-server, so named here.
-if [ "$lava" = 1 ]; then
-    packages="$packages
-    lava-server lava-dispatcher lavacli postgresql
 "
 fi
 

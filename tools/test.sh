@@ -8,8 +8,10 @@
 # After the set-up, the suites run inside tools/netguard.sh: a private network
 # namespace with only loopback, which lists any packet that tries to leave and
 # then fails the run. With host-riscv64, the tests on the Debian boards (label
-# debian) and on the full-system boards (label system) come last. Exits non-zero if any step fails, after running all;
-# the last lines name every suite that passed, failed or was not run (and why).
+# debian), on the full-system boards (label system) and on a board farm run
+# by a real LAVA (label lava) come last. Exits non-zero if any step fails,
+# after running all; the last lines name every suite that passed, failed or
+# was not run (and why).
 set -u
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -77,27 +79,32 @@ for p in $presets; do
     fi
 done
 
-# The Debian boards (label debian) and the full-system boards (label
-# system), after the presets: the aarch64 boards' programs (the system
-# board's, the Debian arm64 board's capture and Python extension) come from
-# the aarch64 preset's build. They run whenever those builds succeeded,
-# whatever the presets' own tests said.
+# The Debian boards (label debian), the full-system boards (label system)
+# and the LAVA board farm (label lava), after the presets: the aarch64
+# boards' programs (the system board's, the Debian arm64 board's capture and
+# Python extension) come from the aarch64 preset's build; the farm's Debian
+# riscv64 boards need only host-riscv64's. They run whenever those builds
+# succeeded, whatever the presets' own tests said.
 builds_missing() {
     m=""
-    for b in host-riscv64 aarch64; do
+    for b in "$@"; do
         case " $built " in *" $b "*) ;; *) m="$m $b" ;; esac
     done
     printf '%s' "$m"
 }
 case " $presets " in
 *" host-riscv64 "*)
-    for suite in debian system; do
-        if [ $suite = debian ]; then
-            say "=== debian: tests on the Debian riscv64 and arm64 boards ==="
+    for suite in debian system lava; do
+        case $suite in
+        debian) say "=== debian: tests on the Debian riscv64 and arm64 boards ===" ;;
+        system) say "=== system: tests on the full-system riscv64 and aarch64 boards ===" ;;
+        lava) say "=== lava: a board farm of Debian riscv64 boards run by a real LAVA ===" ;;
+        esac
+        if [ $suite = lava ]; then
+            missing=$(builds_missing host-riscv64)
         else
-            say "=== system: tests on the full-system riscv64 and aarch64 boards ==="
+            missing=$(builds_missing host-riscv64 aarch64)
         fi
-        missing=$(builds_missing)
         if [ -n "$missing" ]; then
             say "$suite NOT RUN: its programs come from the build of$missing, which failed"
             notrun="$notrun $suite(build of$missing failed)"

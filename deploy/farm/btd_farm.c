@@ -23,6 +23,11 @@
 #include <unistd.h>
 
 #define FARM_MAX_BOARDS 64
+/* While a run goes on, how often its job's state is asked of LAVA (a job
+ * cancelled there, or ended by a lost board, stops the run), and how long
+ * cancelled jobs may take to end there. */
+#define FARM_JOB_CHECK_SECONDS 5.0
+#define FARM_CANCEL_SECONDS    180.0
 
 /* The job's test waits for the host's "RESULT ZONES FRAMES" in this file on
  * the board, then records them. */
@@ -65,11 +70,13 @@ struct board {
     struct btd_lava_job lava;
     struct btd_lava_ssh ssh;
     pid_t run;
-    int status;     /* boardtrace run's exit status, -1 if it did not run */
-    char zones[32]; /* from the run's record */
+    double next_check; /* when to ask LAVA again about the running job */
+    int ended;         /* the job was cancelled (by us or in LAVA): no release */
+    int status;        /* boardtrace run's exit status, -1 if it did not run */
+    char zones[32];    /* from the run's record */
     char frames[32];
     double started, seconds;
-    char failure[256]; /* why the board gave no trace, if it did not */
+    char failure[512]; /* why the board gave no trace, if it did not */
     char name[160];    /* DIR/NAME.tracy: the device, or DEVICE-JOB for its second job */
 };
 
@@ -100,7 +107,13 @@ static void usage(void)
           "boardtrace run profiles PROGRAM on it, writing DIR/<device>.tracy and .json\n"
           "(with --html, its HTML report DIR/<device>.tracy.html too, as run --html).\n"
           "The token: lavacli's configuration (--lava IDENTITY), or LAVA_USER and LAVA_TOKEN\n"
-          "in the environment (--lava URL); never on the command line.\n",
+          "in the environment (--lava URL); never on the command line.\n"
+          "A job that LAVA ends while its run goes on (cancelled there, or its board lost)\n"
+          "stops that run, which keeps what arrived. Ctrl-C cancels every job and keeps\n"
+          "what arrived.\n"
+          "Exit status: 0 every run passed and every job completed; else the first failed\n"
+          "run's status (as boardtrace run's), 4 a job that ended in LAVA without a run\n"
+          "that passed (cancelled, incomplete, no board ready), 130 interrupted.\n",
           stderr);
 }
 
@@ -352,6 +365,21 @@ static int write_job(const struct farm *f, const char *path)
     return fclose(out) == 0 ? 0 : -1;
 }
 
+/* A running job that LAVA ends (cancelled there, or its board lost) stops
+ * its run, once: the run stops the program and pulls what arrived. */
+static void watch_running(const struct btd_lava *l, struct board *b)
+{
+    if (b->ended || btd_now() < b->next_check)
+        return;
+    b->next_check = btd_now() + FARM_JOB_CHECK_SECONDS;
+    if (btd_lava_job_show(l, b->job, &b->lava) != 0 || strcmp(b->lava.state, "Running") == 0)
+        return;
+    btd_warn("farm: LAVA says job %ld on %s is %s (%s): stopping its run", b->job, b->lava.device,
+             b->lava.state, b->lava.health);
+    b->ended = 1;
+    kill(b->run, SIGINT);
+}
+
 /* One step of a board's life, polled. */
 static void advance(const struct farm *f, const struct btd_lava *l, struct board *b,
                     double deadline)
@@ -406,8 +434,10 @@ static void advance(const struct farm *f, const struct btd_lava *l, struct board
     } else if (b->step == RUNNING) {
         int status;
         pid_t r = waitpid(b->run, &status, WNOHANG);
-        if (r != b->run)
+        if (r != b->run) {
+            watch_running(l, b);
             return;
+        }
         b->seconds = btd_now() - b->started;
         b->status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         char record[PATH_MAX];
@@ -416,9 +446,26 @@ static void advance(const struct farm *f, const struct btd_lava *l, struct board
         if (b->status != 0)
             snprintf(b->failure, sizeof b->failure, "boardtrace run: exit %d (%s), see %s/%s.log",
                      b->status, btd_exit_step(b->status), f->out_dir, b->name);
-        if (release(f, b) != 0)
-            btd_warn("farm: could not release job %ld over ssh: cancelling it", b->job),
-                btd_lava_cancel(l, b->job);
+        /* A stopped run keeps the trace of what arrived, if any did. */
+        char trace[PATH_MAX];
+        snprintf(trace, sizeof trace, "%s/%s.tracy", f->out_dir, b->name);
+        int kept = access(trace, F_OK) == 0;
+        char why[128];
+        if (interrupted)
+            snprintf(why, sizeof why, "interrupted: the job was cancelled and the run stopped");
+        else
+            snprintf(why, sizeof why,
+                     "LAVA ended the job (%s) while the run went on: the run "
+                     "was stopped",
+                     b->lava.state);
+        if (b->ended)
+            snprintf(b->failure, sizeof b->failure, "%s; %s %s/%s.%s", why,
+                     kept ? "what arrived is in" : "nothing arrived, see", f->out_dir, b->name,
+                     kept ? "tracy" : "log");
+        if (!b->ended && release(f, b) != 0) {
+            btd_warn("farm: could not release job %ld over ssh: cancelling it", b->job);
+            btd_lava_cancel(l, b->job);
+        }
         b->step = RELEASED;
     } else if (b->step == RELEASED) {
         if (btd_lava_job_show(l, b->job, &b->lava) == 0 && strcmp(b->lava.state, "Finished") == 0)
@@ -494,23 +541,24 @@ int btd_farm_main(int argc, char **argv)
         goto out;
     f.board_count = submitted;
     double deadline = btd_now() + f.ready_timeout;
-    int cancelled = 0;
+    double cancel_deadline = 0;
     for (;;) {
         int done = 0;
         /* Ctrl-C: LAVA cancels every job; each run stops and keeps what
          * arrived (it saves a partial trace on SIGINT). */
-        for (int i = 0; interrupted && !cancelled && i < submitted; i++) {
+        for (int i = 0; interrupted && !cancel_deadline && i < submitted; i++) {
             if (boards[i].step != DONE)
                 btd_lava_cancel(&l, boards[i].job);
-            if (boards[i].step == RUNNING)
+            if (boards[i].step == RUNNING && !boards[i].ended)
                 kill(boards[i].run, SIGINT);
+            boards[i].ended = 1;
             if (boards[i].step == WAITING) {
                 snprintf(boards[i].failure, sizeof boards[i].failure, "interrupted");
                 boards[i].step = RELEASED;
             }
         }
-        if (interrupted)
-            cancelled = 1;
+        if (interrupted && !cancel_deadline)
+            cancel_deadline = btd_now() + FARM_CANCEL_SECONDS;
         /* The runs that ended first (no lavacli call), so a board is released
          * as soon as its run ends; then the others. */
         for (int i = 0; i < submitted; i++)
@@ -523,12 +571,27 @@ int btd_farm_main(int argc, char **argv)
         }
         if (done == submitted)
             break;
+        if (cancel_deadline && btd_now() > cancel_deadline) {
+            btd_warn("farm: LAVA did not end every cancelled job within %.0f s",
+                     FARM_CANCEL_SECONDS);
+            break;
+        }
         struct timespec ts = {1, 0};
         nanosleep(&ts, NULL);
     }
-    for (int i = 0; i < submitted; i++)
-        if (boards[i].status != 0 && rc == BTD_EXIT_OK)
-            rc = boards[i].status > 0 ? boards[i].status : BTD_EXIT_CONNECT;
+    for (int i = 0; i < submitted; i++) {
+        struct board *b = &boards[i];
+        /* A run that passed, on a job LAVA did not complete, is no result. */
+        if (b->status == 0 && strcmp(b->lava.health, "Complete") != 0 && !b->failure[0])
+            snprintf(b->failure, sizeof b->failure, "LAVA's job ended %s",
+                     b->lava.health[0] ? b->lava.health : "unfinished");
+        if (rc != BTD_EXIT_OK)
+            continue;
+        if (b->status != 0 && !b->ended)
+            rc = b->status > 0 ? b->status : BTD_EXIT_CONNECT;
+        else if (b->failure[0])
+            rc = BTD_EXIT_CONNECT;
+    }
     summary(&f, &l, boards, submitted);
     if (interrupted)
         rc = BTD_EXIT_INTERRUPTED;

@@ -1,6 +1,7 @@
 /* boardtrace-report: host reports over a .tracy file written by
  * boardtrace-capture (or upstream): zone statistics as a table or CSV, and
- * Chrome trace-event JSON for the Perfetto UI. */
+ * Chrome trace-event JSON for the Perfetto UI; and over a folder of them,
+ * one per board (boards). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -23,12 +24,13 @@ static void usage(FILE *to)
 {
     fprintf(
         to,
-        "boardtrace-report %s: reports over a .tracy trace file\n"
+        "boardtrace-report %s: reports over .tracy trace files\n"
         "\n"
         "Usage: boardtrace-report stats [--csv] [--sep S] [--max-memory SIZE] TRACE.tracy\n"
         "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--fail-above-total PCT]\n"
         "                              [--min-change PCT] [--confidence PCT] [--max-memory SIZE]\n"
         "                              BASE.tracy NEW.tracy\n"
+        "       boardtrace-report boards [--csv] [--max-memory SIZE] DIR\n"
         "       boardtrace-report html [-o OUT.html] [--max-memory SIZE] TRACE.tracy [BASE.tracy]\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
@@ -63,6 +65,15 @@ static void usage(FILE *to)
         "           grew by more than PCT %% (one number a trace: no test, so PCT must\n"
         "           stand above the runs' noise). Keeps every zone's duration (8 bytes)\n"
         "           within --max-memory\n"
+        "  boards   the traces of a board farm, DIR/<board>.tracy (boardtrace farm run\n"
+        "           writes one per board), compared per zone (name and source location):\n"
+        "           each board's count, mean and p99 ns, then the spread across the\n"
+        "           boards of the means and of the p99s ((slowest - fastest) / fastest\n"
+        "           in %%) and the slowest board; rows by total time over every board.\n"
+        "           --csv: name,src_file,src_line,board,counts,mean_ns,p99_ns,\n"
+        "           mean_spread_perc,p99_spread_perc, a row per zone and board (a board\n"
+        "           without the zone: counts 0). Keeps one trace's durations (8 bytes a\n"
+        "           zone) within --max-memory\n"
         "  html     one self-contained HTML page (nothing loaded from anywhere): the top\n"
         "           zones, a flame graph of zones by call path per thread (click zooms,\n"
         "           a field highlights names; paths under 1/5000 of their thread's time\n"
@@ -552,6 +563,42 @@ static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
     }
 }
 
+static int cmd_boards(int argc, char **argv)
+{
+    int csv = 0;
+    const char *dir = NULL;
+    for (int i = 0; i < argc; i++) {
+        int m = memory_option(argc, argv, &i, "boards");
+        if (m < 0)
+            return EXIT_USAGE;
+        if (m)
+            continue;
+        if (!strcmp(argv[i], "--csv")) {
+            csv = 1;
+        } else if (argv[i][0] == '-' || dir) {
+            fprintf(stderr, "boardtrace-report boards: unexpected argument '%s'\n", argv[i]);
+            return EXIT_USAGE;
+        } else {
+            dir = argv[i];
+        }
+    }
+    if (!dir) {
+        fprintf(stderr, "boardtrace-report boards: a folder of traces is required\n");
+        return EXIT_USAGE;
+    }
+    char err[4600] = "";
+    if (btr_boards_print(dir, csv, stdout, err, sizeof err) < 0) {
+        fprintf(stderr, "boardtrace-report boards: %s%s\n", err,
+                strstr(err, "memory limit") ? "; raise it with --max-memory" : "");
+        return EXIT_READ;
+    }
+    if (fflush(stdout) != 0 || ferror(stdout)) {
+        fprintf(stderr, "boardtrace-report: cannot write stdout\n");
+        return EXIT_WRITE;
+    }
+    return EXIT_OK;
+}
+
 static int cmd_signposts(int argc, char **argv)
 {
     if (argc != 1) {
@@ -612,6 +659,8 @@ int main(int argc, char **argv)
         return cmd_signposts(argc - 2, argv + 2);
     if (!strcmp(argv[1], "diff"))
         return cmd_diff(argc - 2, argv + 2);
+    if (!strcmp(argv[1], "boards"))
+        return cmd_boards(argc - 2, argv + 2);
     if (!strcmp(argv[1], "html"))
         return cmd_flame("html", argc - 2, argv + 2, html_export, "call paths drawn");
     if (!strcmp(argv[1], "collapsed"))
@@ -619,8 +668,8 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "speedscope"))
         return cmd_flame("speedscope", argc - 2, argv + 2, btr_speedscope_export, "zones");
     fprintf(stderr,
-            "boardtrace-report: unknown command '%s' (expected stats, diff, html, chrome, "
-            "collapsed, speedscope, symbolize, frames or signposts)\n",
+            "boardtrace-report: unknown command '%s' (expected stats, diff, boards, html, "
+            "chrome, collapsed, speedscope, symbolize, frames or signposts)\n",
             argv[1]);
     return EXIT_USAGE;
 }
