@@ -6,6 +6,8 @@
 #     diff, and every spread is 0;
 #   - two recordings: the spread of the means and p99s is (slowest -
 #     fastest) / fastest, and the table names the slowest board;
+#   - --top N keeps the N zones with the most total time, and refuses what
+#     is not a count;
 #   - files beside the traces (records, logs) are not boards, and a folder
 #     without traces is an error.
 # Usage: test_report_boards.sh REPORT DATA_DIR WORKDIR
@@ -89,6 +91,22 @@ done
 # outer: means 565 (rv0) and 537 (rv1), 5.2 % apart, rv0 the slower.
 grep -q 'spread: mean 5\.2 % (slowest rv0)' "$work/two.txt" || fail "two: outer's spread not in the table"
 grep -q '^2 boards: rv0 rv1$' "$work/two.txt" || fail "two: the boards are not named"
+
+# --top 2: the two zones with the most total time over both boards (the
+# first two rows of the whole CSV), and the table says it left the rest out.
+"$report" boards --csv --top 2 "$work/two" >"$work/top.csv"
+"$report" boards --top 2 "$work/two" >"$work/top.txt"
+[ "$(awk 'NR > 1' "$work/top.csv")" = "$(awk 'NR > 1 && NR <= 5' "$work/two.csv")" ] || {
+    cat "$work/top.csv"
+    fail "--top 2: not the first two zones of the whole CSV"
+}
+grep -q '^the 2 zones with the most total time, of 6$' "$work/top.txt" || fail "--top 2: the table does not say what it left out"
+[ "$(grep -c 'spread: mean' "$work/top.txt")" = 2 ] || fail "--top 2: not two spreads in the table"
+for bad in 0 -1 2x 0x2 nan ""; do
+    rc=0
+    "$report" boards --top "$bad" "$work/two" >/dev/null 2>"$work/top.err" || rc=$?
+    [ "$rc" = 1 ] && grep -q 'top takes a count' "$work/top.err" || fail "--top '$bad': exit $rc"
+done
 
 # No traces: an error that says so.
 echo "a log" >"$work/none/rv0.log"

@@ -29,6 +29,7 @@ struct boards {
     size_t nboards;
     struct zone_row *rows;
     size_t nrows, cap;
+    size_t shown;          /* the rows printed: the first, by total time */
     uint64_t bytes, limit; /* durations kept while one trace is read */
 };
 
@@ -282,7 +283,7 @@ static void print_csv(const struct boards *b, FILE *out)
     fputs("name,src_file,src_line,board,counts,mean_ns,p99_ns,mean_spread_perc,"
           "p99_spread_perc\n",
           out);
-    for (size_t i = 0; i < b->nrows; i++) {
+    for (size_t i = 0; i < b->shown; i++) {
         const struct zone_row *r = &b->rows[i];
         size_t slowest = 0;
         double ms = spread(b, r, 0, &slowest), ps = spread(b, r, 1, &slowest);
@@ -313,9 +314,11 @@ static void print_table(const struct boards *b, FILE *out)
         fputc(' ', out);
         btr_text_put(out, b->names[k]);
     }
+    if (b->shown < b->nrows)
+        fprintf(out, "\nthe %zu zones with the most total time, of %zu", b->shown, b->nrows);
     fprintf(out, "\n\n%-48s %-16s %10s %14s %14s\n", "zone (file:line)", "board", "count",
             "mean ns", "p99 ns");
-    for (size_t i = 0; i < b->nrows; i++) {
+    for (size_t i = 0; i < b->shown; i++) {
         const struct zone_row *r = &b->rows[i];
         char zone[600], safe[600];
         snprintf(zone, sizeof zone, "%s (%s:%u)", btr_demangle(r->name), r->file, r->line);
@@ -341,7 +344,7 @@ static void print_table(const struct boards *b, FILE *out)
     }
 }
 
-int btr_boards_print(const char *dir, int csv, FILE *out, char *err, size_t errlen)
+int btr_boards_print(const char *dir, int csv, size_t top, FILE *out, char *err, size_t errlen)
 {
     struct boards b = {.limit = btc_tracy_read_memory_limit()};
     int rc = list_boards(&b, dir, err, errlen);
@@ -352,6 +355,7 @@ int btr_boards_print(const char *dir, int csv, FILE *out, char *err, size_t errl
     }
     if (rc >= 0) {
         qsort(b.rows, b.nrows, sizeof *b.rows, by_total);
+        b.shown = top && top < b.nrows ? top : b.nrows;
         if (csv)
             print_csv(&b, out);
         else

@@ -119,9 +119,10 @@ void btr_frames_free(struct btr_sections *sec);
 
 /* boardtrace-report boards: the traces DIR/NAME.tracy (one per board)
  * compared per zone: each board's count, mean and p99, and their spread
- * (btr_boards.c); a table, or CSV when csv. Returns the number of boards, or
- * < 0 with err saying which file or folder and why. */
-int btr_boards_print(const char *dir, int csv, FILE *out, char *err, size_t errlen);
+ * (btr_boards.c); a table, or CSV when csv; only the top zones by total time
+ * when top is not 0. Returns the number of boards, or < 0 with err saying
+ * which file or folder and why. */
+int btr_boards_print(const char *dir, int csv, size_t top, FILE *out, char *err, size_t errlen);
 
 /* The name as people read it: a mangled C++ name demangled (btr_demangle.c),
  * any other as it is. The result lives until btr_demangle_free. */

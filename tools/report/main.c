@@ -30,7 +30,7 @@ static void usage(FILE *to)
         "       boardtrace-report diff [--csv|--json] [--fail-above PCT] [--fail-above-total PCT]\n"
         "                              [--min-change PCT] [--confidence PCT] [--max-memory SIZE]\n"
         "                              BASE.tracy NEW.tracy\n"
-        "       boardtrace-report boards [--csv] [--max-memory SIZE] DIR\n"
+        "       boardtrace-report boards [--csv] [--top N] [--max-memory SIZE] DIR\n"
         "       boardtrace-report html [-o OUT.html] [--max-memory SIZE] TRACE.tracy [BASE.tracy]\n"
         "       boardtrace-report chrome [-o OUT] [--format json|perfetto] [--max-memory SIZE]\n"
         "                                TRACE.tracy\n"
@@ -72,8 +72,9 @@ static void usage(FILE *to)
         "           in %%) and the slowest board; rows by total time over every board.\n"
         "           --csv: name,src_file,src_line,board,counts,mean_ns,p99_ns,\n"
         "           mean_spread_perc,p99_spread_perc, a row per zone and board (a board\n"
-        "           without the zone: counts 0). Keeps one trace's durations (8 bytes a\n"
-        "           zone) within --max-memory\n"
+        "           without the zone: counts 0). --top N: only the N zones with the most\n"
+        "           total time. Keeps one trace's durations (8 bytes a zone) within\n"
+        "           --max-memory\n"
         "  html     one self-contained HTML page (nothing loaded from anywhere): the top\n"
         "           zones, a flame graph of zones by call path per thread (click zooms,\n"
         "           a field highlights names; paths under 1/5000 of their thread's time\n"
@@ -563,9 +564,23 @@ static void print_frame(void *ctx, const struct btc_trace *t, uint64_t addr,
     }
 }
 
+/* A count option's value: whole decimal digits, 1 to max. */
+static int parse_count(const char *v, unsigned long max, size_t *out)
+{
+    if (!v || !*v || strspn(v, "0123456789") != strlen(v))
+        return -1;
+    errno = 0;
+    unsigned long n = strtoul(v, NULL, 10);
+    if (errno || n < 1 || n > max)
+        return -1;
+    *out = n;
+    return 0;
+}
+
 static int cmd_boards(int argc, char **argv)
 {
     int csv = 0;
+    size_t top = 0;
     const char *dir = NULL;
     for (int i = 0; i < argc; i++) {
         int m = memory_option(argc, argv, &i, "boards");
@@ -575,6 +590,13 @@ static int cmd_boards(int argc, char **argv)
             continue;
         if (!strcmp(argv[i], "--csv")) {
             csv = 1;
+        } else if (!strcmp(argv[i], "--top")) {
+            if (parse_count(i + 1 < argc ? argv[i + 1] : NULL, 1000000, &top) < 0) {
+                fprintf(stderr, "boardtrace-report boards: --top takes a count from 1 to "
+                                "1000000\n");
+                return EXIT_USAGE;
+            }
+            i++;
         } else if (argv[i][0] == '-' || dir) {
             fprintf(stderr, "boardtrace-report boards: unexpected argument '%s'\n", argv[i]);
             return EXIT_USAGE;
@@ -587,7 +609,7 @@ static int cmd_boards(int argc, char **argv)
         return EXIT_USAGE;
     }
     char err[4600] = "";
-    if (btr_boards_print(dir, csv, stdout, err, sizeof err) < 0) {
+    if (btr_boards_print(dir, csv, top, stdout, err, sizeof err) < 0) {
         fprintf(stderr, "boardtrace-report boards: %s%s\n", err,
                 strstr(err, "memory limit") ? "; raise it with --max-memory" : "");
         return EXIT_READ;
