@@ -212,9 +212,17 @@ int btd_deploy_prepare(struct btd_deploy *d)
             continue;
         struct btd_binary *bin = bins[i];
         /* The board needs no symbols: a copy without them travels. Not for
-         * live: its viewer names frames as they come, from the board. */
+         * live: its viewer names frames as they come, from the board. Nor
+         * for a program with upstream Tracy's client: it names its frames
+         * on the board from its own symbols and DWARF (stripped, it names
+         * none, and a build with assertions aborts in DecodeCallstackPtr). */
         bin->upload_size = bin->size;
-        if (!d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols &&
+        bool upstream = bin == &d->program && bin->traced && !bin->bt_version[0];
+        if (!d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols && upstream)
+            btd_note("%s is sent with its symbols: upstream Tracy's client names its callstack "
+                     "frames on the board from them",
+                     bin->name);
+        if (!d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols && !upstream &&
             btd_strip_copy(bin->path, bin->upload, sizeof bin->upload, &bin->upload_size, err,
                            sizeof err) < 0) {
             btd_error("%s", err);

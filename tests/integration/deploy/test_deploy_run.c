@@ -99,6 +99,17 @@ static void run_pulls_the_trace_verified_with_a_record(void **state)
     assert_non_null(strstr(json, "\"Events\": \"1000\""));
     assert_non_null(strstr(json, "\"program_exit_status\": 0"));
     assert_non_null(strstr(json, "\"exit_status\": 0,\n  \"exit_step\": \"ok\""));
+    /* The fake program reads TRACY_NO_EXIT and has no boardtrace note, as a
+     * program built with upstream Tracy's client: it travels with its
+     * symbols, since that client names its frames on the board from them
+     * (stripped, an assert-enabled build aborts when asked to). */
+    assert_non_null(strstr(r.err, "is sent with its symbols: upstream Tracy's client"));
+    char sizes[160];
+    snprintf(sizes, sizeof sizes,
+             "\"size\": %lld,\n    \"uploaded_size\": %lld,\n    "
+             "\"uploaded_without_symbols\": false",
+             (long long)file_size(program), (long long)file_size(program));
+    assert_non_null(strstr(json, sizes));
     free(json);
     result_free(&r);
 }
