@@ -39,9 +39,11 @@ for fs in proc sys dev dev/pts; do
     mounted="$root/$fs $mounted"
 done
 cp /etc/resolv.conf "$root/etc/resolv.conf"
-# Debian's installer names the machine in /etc/hosts (127.0.1.1); debootstrap
-# does not, and a look-up of the machine's own name then leaves for the
-# network.
+# Debian's installer writes /etc/hosts: localhost, and the machine's own name
+# (127.0.1.1). debootstrap writes none, and a look-up of either name then
+# leaves for the network.
+[ -s "$root/etc/hosts" ] ||
+    printf '127.0.0.1\tlocalhost\n::1\t\tlocalhost ip6-localhost ip6-loopback\nff02::1\t\tip6-allnodes\nff02::2\t\tip6-allrouters\n\n' >"$root/etc/hosts"
 grep -qw "$(hostname)" "$root/etc/hosts" || printf '127.0.1.1\t%s\n' "$(hostname)" >>"$root/etc/hosts"
 # So are the certificate authorities this machine adds to the public ones (a
 # proxy between it and the npm registry signs with one): a fresh machine
