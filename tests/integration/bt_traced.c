@@ -3,7 +3,7 @@
  * <boardtrace/trace.h>, so a test acting as the server can check that exactly
  * that arrived. Scenarios: features, many THREADS ZONES, drop ZONES,
  * callstacks, bursts, sleep, tracyc, deep DEPTH, churn THREADS, texts, linger,
- * idle, signals ZONES, fork ZONES, open-at-exit. */
+ * idle, signals ZONES, fork ZONES, open-at-exit, wide THREADS PLOTS. */
 #define _GNU_SOURCE
 #include <pthread.h>
 #include <signal.h>
@@ -406,6 +406,51 @@ static int scenario_linger(void)
     return 0;
 }
 
+/* wide: THREADS named threads, thread k busy k + 1 times as long as the
+ * first (20 zones of its own name each), and PLOTS plots of 10 points each:
+ * more of both than a report draws, so its caps show. */
+struct wide_args {
+    int k;
+};
+
+static void *wide_worker(void *arg)
+{
+    int k = ((const struct wide_args *)arg)->k;
+    char name[32];
+    snprintf(name, sizeof(name), "wide-%02d", k);
+    bt_thread_set_name(name);
+    for (int i = 0; i < 20; i++) {
+        BT_ZONE_N(z, "wide_work", 1);
+        for (int r = 0; r <= k; r++)
+            for (int n = 0; n < 200; n++)
+                spin();
+        BT_ZONE_END(z);
+    }
+    return NULL;
+}
+
+static int scenario_wide(int threads, int plots)
+{
+    if (threads < 1 || threads > 256 || plots < 0 || plots > 1000)
+        return 2;
+    pthread_t th[256];
+    struct wide_args args[256];
+    for (int k = 0; k < threads; k++) {
+        args[k].k = k;
+        pthread_create(&th[k], NULL, wide_worker, &args[k]);
+    }
+    for (int k = 0; k < threads; k++)
+        pthread_join(th[k], NULL);
+    /* Plot names must outlive the trace: one static block. */
+    static char names[1000][16];
+    for (int p = 0; p < plots; p++) {
+        snprintf(names[p], sizeof(names[p]), "wide-plot-%03d", p);
+        for (int i = 0; i < 10; i++)
+            bt_plot_int(names[p], p * 10 + i);
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *what = argc > 1 ? argv[1] : "features";
@@ -439,6 +484,8 @@ int main(int argc, char **argv)
         return scenario_open_at_exit();
     if (strcmp(what, "fork") == 0 && argc > 2)
         return scenario_fork(atol(argv[2]));
+    if (strcmp(what, "wide") == 0 && argc > 3)
+        return scenario_wide(atoi(argv[2]), atoi(argv[3]));
     if (strcmp(what, "signals") == 0 && argc > 2)
         return scenario_signals(atol(argv[2]));
     fprintf(stderr, "bt_traced: unknown scenario %s\n", what);

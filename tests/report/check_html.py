@@ -10,8 +10,11 @@ every flame-graph box say its change against the base. The timeline must draw ev
 zones (the 16 busiest when there are more), its outermost row covering the time the thread's zones take, and no
 zone more time than stats gives it; the memory curves must reach stats'
 peak per pool and the plot curves each plot's least and greatest value.
+With CAPTURE and BT_TRACED, a trace of more threads and plots than the page
+draws (bt_traced wide 20 70, recorded here) must show the caps: the
+timeline the 16 busiest threads, the first 64 plots and how many more.
 
-Usage: check_html.py BOARDTRACE_REPORT DATA_DIR OUT_DIR
+Usage: check_html.py BOARDTRACE_REPORT DATA_DIR OUT_DIR [CAPTURE BT_TRACED]
 Exit 0 pass, 1 fail, 77 skipped (no chromium or unshare: tools/setup.sh)."""
 import csv
 import html.parser
@@ -19,10 +22,14 @@ import io
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
 report, data_dir, out_dir = sys.argv[1:4]
+capture, bt_traced = (sys.argv[4:6] + [None, None])[:2]
+TIMELINE_THREADS = 16  # BTR_TIMELINE_THREADS
+SERIES_MAX = 64  # BTR_SERIES_MAX
 chromium = shutil.which("chromium")
 if not chromium or not shutil.which("unshare"):
     print("SKIP: chromium or unshare missing (tools/setup.sh installs chromium)")
@@ -147,8 +154,8 @@ def check_timeline(p, trace, name):
         path, ns = line.rsplit(" ", 1)
         thread = path.split(";")[0]
         busy[thread] = busy.get(thread, 0) + int(ns)
-    if len(busy) > 16:  # the page draws the 16 busiest (BTR_TIMELINE_THREADS)
-        busy = dict(sorted(busy.items(), key=lambda kv: -kv[1])[:16])
+    if len(busy) > TIMELINE_THREADS:  # the page draws the busiest
+        busy = dict(sorted(busy.items(), key=lambda kv: -kv[1])[:TIMELINE_THREADS])
     if p.timeline != busy:
         fail(f"{name}: timeline threads and their outermost rows' time {p.timeline}, "
              f"the zones' self times per thread (collapsed) {busy}")
@@ -166,7 +173,7 @@ def check_timeline(p, trace, name):
     print(f"{name}: timeline of {len(p.timeline)} threads, {len(p.bars)} bars, as collapsed")
 
 
-def check_series(p, stats_text, name):
+def check_series(p, stats_text, name, text):
     pools = [(n, int(c[2])) for n, c in stats_table(stats_text, "Memory")]
     curves = [(c["name"][:32], max(c["hi"])) for c in p.series if c["kind"] == "memory"]
     if curves != pools:
@@ -175,6 +182,11 @@ def check_series(p, stats_text, name):
              if int(c[1])]
     drawn = [(c["name"][:32], float(f"{min(c['lo']):.6g}"), float(f"{max(c['hi']):.6g}"))
              for c in p.series if c["kind"] == "plot"]
+    if len(plots) > SERIES_MAX:  # the first ones drawn, the rest counted
+        more = f"{len(plots) - SERIES_MAX} more plots, not drawn"
+        if more not in text:
+            fail(f"{name}: {len(plots)} plots and the page does not say {more!r}")
+        plots = plots[:SERIES_MAX]
     if drawn != plots:
         fail(f"{name}: plot curves (name, min, max) {drawn}, stats {plots}")
     print(f"{name}: {len(curves)} memory curves at stats' peaks, {len(drawn)} plots "
@@ -207,7 +219,8 @@ def check_single(trace, name):
     print(f"{name}: {len(pre)} lines of messages, locks and plots as in stats")
     print(f"{name}: {len(got)} zones as in stats, {len(threads)} threads drawn, {p.rects} boxes")
     check_timeline(p, trace, name)
-    check_series(p, stats_text, name)
+    check_series(p, stats_text, name, text)
+    return p
 
 
 def check_diff(base, new, name):
@@ -239,6 +252,28 @@ def check_diff(base, new, name):
 
 check_single(os.path.join(data_dir, "tracy-0.14.0-full", "session.tracy"), "full")
 check_single(os.path.join(data_dir, "tracy-0.10.0-session", "session.tracy"), "v0.10")
+if capture and bt_traced:
+    # More threads and plots than the page draws.
+    wide = os.path.join(out_dir, "wide.tracy")
+    if os.path.exists(wide):
+        os.remove(wide)  # an earlier run's: the capture keeps an existing file
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, TRACY_NO_EXIT="1", TRACY_PORT=str(port), TRACY_NO_BROADCAST="1",
+               TRACY_NO_SAMPLING="1", TRACY_NO_SYS_TRACE="1")
+    program = subprocess.Popen([bt_traced, "wide", "20", "70"], env=env)
+    subprocess.run([capture, "-o", wide, "-p", str(port), "--connect-timeout", "120"],
+                   check=True, capture_output=True, timeout=600)
+    if program.wait(timeout=600) != 0:
+        fail("wide: bt_traced wide 20 70 failed")
+    p = check_single(wide, "wide")
+    if len(p.timeline) != TIMELINE_THREADS:
+        fail(f"wide: the timeline draws {len(p.timeline)} of 20 threads, not {TIMELINE_THREADS}")
+    drawn = len([c for c in p.series if c["kind"] == "plot"])
+    if drawn != SERIES_MAX:
+        fail(f"wide: {drawn} plot curves of 70, not {SERIES_MAX}")
+    print(f"wide: {len(p.timeline)} of 20 threads in the timeline, {drawn} of 70 plots drawn")
 check_diff(os.path.join(data_dir, "tracy-0.13.1-session", "session.tracy"),
            os.path.join(data_dir, "tracy-0.14.0-session", "session.tracy"), "diff")
 sys.exit(1 if failures else 0)
