@@ -9,6 +9,7 @@
 #include "btd_buf.h"
 #include "btd_lava.h"
 #include "btd_msg.h"
+#include "btd_report.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,9 @@
 #include <unistd.h>
 
 #define FARM_MAX_BOARDS 64
+#define FARM_MAX_TAGS   8
+/* The summary's spread across the boards: the zones with the most time. */
+#define FARM_SPREAD_TOP 10
 /* While a run goes on, how often its job's state is asked of LAVA (a job
  * cancelled there, or ended by a lost board, stops the run), and how long
  * cancelled jobs may take to end there. */
@@ -32,7 +36,8 @@
 /* The job's test waits for the host's "RESULT ZONES FRAMES" in this file on
  * the board, then records them. */
 static const char hold_job[] =
-    "device_type: %s\n"
+    "device_type: '%s'\n"
+    "%s"
     "job_name: boardtrace farm %s\n"
     "timeouts:\n"
     "  job: {minutes: %d}\n"
@@ -83,7 +88,9 @@ struct board {
 struct farm {
     const char *lava, *device_type, *out_dir, *known_hosts, *capture, *program;
     int count, hold_minutes, ready_timeout;
-    int html; /* each run writes DIR/<device>.tracy.html too (run --html) */
+    int html;                        /* each run writes DIR/<device>.tracy.html too (run --html) */
+    const char *tags[FARM_MAX_TAGS]; /* the job asks for a board with all of them */
+    int tag_count;
     char **args;
     int arg_count;
     const struct board *boards; /* every job's, to name a device's second trace */
@@ -98,28 +105,43 @@ static void on_signal(int sig)
     interrupted = 1;
 }
 
-static void usage(void)
+static void usage(FILE *to)
 {
     fputs("usage: boardtrace farm run --lava URL|IDENTITY --device-type T [--count N] -o DIR\n"
           "                           [--known-hosts FILE] [--capture FILE] [--hold-minutes M]\n"
-          "                           [--ready-timeout S] [--html] PROGRAM [-- ARGS...]\n"
-          "Submits N LAVA jobs for boards of device type T; each job holds its board while\n"
+          "                           [--ready-timeout S] [--tag TAG]... [--html]\n"
+          "                           PROGRAM [-- ARGS...]\n"
+          "Submits N LAVA jobs for boards of device type T (with --tag, boards that carry\n"
+          "every TAG given in LAVA); each job holds its board while\n"
           "boardtrace run profiles PROGRAM on it, writing DIR/<device>.tracy and .json\n"
           "(with --html, its HTML report DIR/<device>.tracy.html too, as run --html).\n"
           "The token: lavacli's configuration (--lava IDENTITY), or LAVA_USER and LAVA_TOKEN\n"
           "in the environment (--lava URL); never on the command line.\n"
           "A job that LAVA ends while its run goes on (cancelled there, or its board lost)\n"
           "stops that run, which keeps what arrived. Ctrl-C cancels every job and keeps\n"
-          "what arrived.\n"
+          "what arrived. The summary gives each board's run, then the spread across the\n"
+          "boards of the 10 zones with the most time (boardtrace-report boards).\n"
           "Exit status: 0 every run passed and every job completed; else the first failed\n"
           "run's status (as boardtrace run's), 4 a job that ended in LAVA without a run\n"
           "that passed (cancelled, incomplete, no board ready), 130 interrupted.\n",
-          stderr);
+          to);
+}
+
+/* A device type or tag name: what goes into the job definition unquoted. */
+static int name_ok(const char *name)
+{
+    if (!*name)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
+              (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+            return 0;
+    return 1;
 }
 
 static int parse(int argc, char **argv, struct farm *f)
 {
-    enum { O_LAVA = 256, O_TYPE, O_COUNT, O_KNOWN, O_CAPTURE, O_HOLD, O_READY, O_HTML };
+    enum { O_LAVA = 256, O_TYPE, O_COUNT, O_KNOWN, O_CAPTURE, O_HOLD, O_READY, O_HTML, O_TAG };
     static const struct option opts[] = {{"lava", required_argument, NULL, O_LAVA},
                                          {"device-type", required_argument, NULL, O_TYPE},
                                          {"count", required_argument, NULL, O_COUNT},
@@ -129,6 +151,7 @@ static int parse(int argc, char **argv, struct farm *f)
                                          {"hold-minutes", required_argument, NULL, O_HOLD},
                                          {"ready-timeout", required_argument, NULL, O_READY},
                                          {"html", no_argument, NULL, O_HTML},
+                                         {"tag", required_argument, NULL, O_TAG},
                                          {"help", no_argument, NULL, 'h'},
                                          {NULL, 0, NULL, 0}};
     memset(f, 0, sizeof *f);
@@ -136,7 +159,7 @@ static int parse(int argc, char **argv, struct farm *f)
     f->hold_minutes = 30;
     f->ready_timeout = 3600;
     if (argc < 2 || strcmp(argv[1], "run") != 0) {
-        usage();
+        usage(stderr);
         return BTD_EXIT_USAGE;
     }
     argc--;
@@ -183,11 +206,23 @@ static int parse(int argc, char **argv, struct farm *f)
         case O_HTML:
             f->html = 1;
             break;
+        case O_TAG:
+            if (!name_ok(optarg) || strlen(optarg) > 200) {
+                btd_error("farm: --tag %s: not a tag name (letters, digits, - _ ., at most 200)",
+                          optarg);
+                return BTD_EXIT_USAGE;
+            }
+            if (f->tag_count == FARM_MAX_TAGS) {
+                btd_error("farm: at most %d --tag options", FARM_MAX_TAGS);
+                return BTD_EXIT_USAGE;
+            }
+            f->tags[f->tag_count++] = optarg;
+            break;
         case 'h':
-            usage();
+            usage(stdout);
             return 1;
         default:
-            usage();
+            usage(stderr);
             return BTD_EXIT_USAGE;
         }
     }
@@ -195,12 +230,10 @@ static int parse(int argc, char **argv, struct farm *f)
         btd_error("farm run: --lava, --device-type, -o and PROGRAM are required");
         return BTD_EXIT_USAGE;
     }
-    for (const char *p = f->device_type; *p; p++)
-        if (!(*p == '-' || *p == '_' || *p == '.' || (*p >= '0' && *p <= '9') ||
-              (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z'))) {
-            btd_error("farm: --device-type %s: not a device type name", f->device_type);
-            return BTD_EXIT_USAGE;
-        }
+    if (!name_ok(f->device_type)) {
+        btd_error("farm: --device-type %s: not a device type name", f->device_type);
+        return BTD_EXIT_USAGE;
+    }
     f->program = argv[optind++];
     if (optind < argc && strcmp(argv[optind], "--") == 0)
         optind++;
@@ -360,7 +393,14 @@ static int write_job(const struct farm *f, const char *path)
         return -1;
     }
     const char *base = strrchr(f->program, '/');
-    fprintf(out, hold_job, f->device_type, base ? base + 1 : f->program, f->hold_minutes + 15,
+    char tags[FARM_MAX_TAGS * 260 + 16] = "";
+    for (int i = 0; i < f->tag_count; i++) {
+        size_t len = strlen(tags);
+        snprintf(tags + len, sizeof tags - len, "%s'%s'", i ? ", " : "tags: [", f->tags[i]);
+    }
+    if (f->tag_count)
+        strcat(tags, "]\n");
+    fprintf(out, hold_job, f->device_type, tags, base ? base + 1 : f->program, f->hold_minutes + 15,
             f->hold_minutes, f->hold_minutes);
     return fclose(out) == 0 ? 0 : -1;
 }
@@ -494,7 +534,18 @@ static void summary(const struct farm *f, const struct btd_lava *l, struct board
         if (b[i].failure[0])
             printf("job %ld (%s): %s\n", b[i].job, b[i].lava.device[0] ? b[i].lava.device : "-",
                    b[i].failure);
-    (void)f;
+    /* The spread across the boards that gave a trace (a stopped run's
+     * partial one too). */
+    int traces = 0;
+    for (int i = 0; i < n; i++) {
+        char trace[PATH_MAX];
+        snprintf(trace, sizeof trace, "%s/%s.tracy", f->out_dir, b[i].name);
+        traces += b[i].name[0] && access(trace, F_OK) == 0;
+    }
+    if (traces >= 2) {
+        printf("\nThe spread across the boards (boardtrace-report boards %s):\n", f->out_dir);
+        btd_report_boards(f->out_dir, FARM_SPREAD_TOP);
+    }
 }
 
 int btd_farm_main(int argc, char **argv)

@@ -3,7 +3,8 @@
 # boards, devices rv0..rv2 of LAVA's ssh device type, profiled at once; each
 # board's trace and record come back as DIR/<device>.tracy(.json) with the
 # demo's exact counts, and each LAVA job records the run's result and the
-# counts as measurements. Also: a bad token and a LAVA that is down end with
+# counts as measurements; the summary gives the spread across the boards. A
+# board is chosen by its tag in LAVA. Also: a bad token and a LAVA that is down end with
 # a clear error, within a bound. The token reaches boardtrace through
 # LAVA_USER and LAVA_TOKEN in the environment, never a command line.
 #
@@ -11,53 +12,11 @@
 # Runs itself in a private network namespace (loopback only).
 set -eu
 
-[ $# = 4 ] || {
-    echo "usage: $0 WORKDIR BOARD_SH BOARDTRACE DEMO" >&2
-    exit 2
-}
-if [ -z "${BT_LAVA_NETNS:-}" ]; then
-    BT_LAVA_NETNS=1 exec unshare -n sh -c 'ip link set lo up && exec sh "$0" "$@"' "$0" "$@"
-fi
-
-here=$(cd "$(dirname "$0")" && pwd)
-work=$1
-board_sh=$2
-boardtrace=$3
-demo=$4
-fixture=$here/lava-fixture.sh
-rm -rf "$work"
-mkdir -p "$work"
-lava=$work/lava
+lava_tests=$(cd "$(dirname "$0")" && pwd)
+. "$lava_tests/common.sh"
+lava_farm_args 0 "" "$@"
 boards="rv0 rv1 rv2"
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-cleanup() {
-    for b in $boards; do
-        sh "$board_sh" --dir "$work/board-$b" stop >/dev/null 2>&1 || true
-    done
-    sh "$fixture" stop "$lava" || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-sh "$fixture" start "$lava"
-eval "$(sh "$fixture" env "$lava")"
-export XDG_CONFIG_HOME
-: >"$work/known_hosts"
-for b in $boards; do
-    sh "$board_sh" --dir "$work/board-$b" --arch riscv64 start
-    sh "$fixture" device "$lava" "$b" "$work/board-$b"
-    cat "$work/board-$b/known_hosts" >>"$work/known_hosts"
-done
-
-# The admin's token, from the fixture's lavacli configuration into the
-# environment.
-LAVA_USER=admin
-LAVA_TOKEN=$(sed -n 's/^ *token: *//p' "$XDG_CONFIG_HOME/lavacli.yaml")
-export LAVA_USER LAVA_TOKEN
+lava_up
 
 # A LAVA that is down: a clear error, quickly (lavacli's own connection).
 start=$(date +%s)
@@ -97,6 +56,12 @@ for b in $boards; do
     grep -q "^$b  *[0-9][0-9]*  *$LAVA_URL/scheduler/job/[0-9]*  *0  *1550  *52 .*Complete$" \
         "$work/farm.out" || fail "no summary line for $b"
 done
+# The summary ends with the spread across the three boards of the top zones
+# (boardtrace-report boards --top 10).
+grep -q '^The spread across the boards' "$work/farm.out" || fail "no spread in the summary"
+grep -q '^3 boards: rv0 rv1 rv2$' "$work/farm.out" || fail "the spread does not name the three boards"
+n=$(grep -c 'spread: mean [0-9.]* % (slowest rv[0-2]), p99 [0-9.]* % (slowest rv[0-2])$' "$work/farm.out")
+[ "$n" -ge 1 ] && [ "$n" -le 10 ] || fail "the summary's spread has $n zones, not 1 to 10"
 # What the jobs recorded in LAVA.
 for job in $(sed -n 's/^rv[0-9]  *\([0-9][0-9]*\) .*/\1/p' "$work/farm.out"); do
     lavacli -i test results "$job" --yaml >"$work/results-$job.yaml"
@@ -108,6 +73,30 @@ assert float(cases["zones"]["measurement"]) == 1550, cases
 assert float(cases["frames"]["measurement"]) == 52, cases
 EOF
 done
+
+# Tags: a job asks LAVA for a board with every tag given. Only rv1 carries
+# boardtrace-tag, so the one board LAVA picks is rv1.
+lavacli -i test devices tags add rv1 boardtrace-tag
+"$boardtrace" farm run --lava "$LAVA_URL" --device-type ssh --tag boardtrace-tag -o "$work/tag" \
+    --known-hosts "$work/known_hosts" --hold-minutes 15 "$demo" >"$work/tag.out" 2>"$work/tag.err" ||
+    {
+        cat "$work/tag.err" "$work/tag.out"
+        fail "farm run --tag exited non-zero"
+    }
+cat "$work/tag.out"
+grep -q "^tags: \['boardtrace-tag'\]$" "$work/tag/lava-job.yaml" || fail "--tag: not in the job definition"
+grep -q "^rv1  *[0-9][0-9]*  .*  0  *1550  *52 .*Complete$" "$work/tag.out" || fail "--tag: the run was not on rv1"
+[ "$(ls "$work/tag"/*.tracy)" = "$work/tag/rv1.tracy" ] || fail "--tag: traces other than rv1's"
+! grep -q '^The spread' "$work/tag.out" || fail "--tag: a spread for one board"
+# A tag that no ssh board carries: LAVA refuses the job at submission.
+lavacli -i test tags add boardtrace-none
+rc=0
+"$boardtrace" farm run --lava "$LAVA_URL" --device-type ssh --tag boardtrace-none -o "$work/notag" \
+    "$demo" >"$work/notag.out" 2>"$work/notag.err" || rc=$?
+cat "$work/notag.err"
+[ "$rc" != 0 ] || fail "farm run with a tag no board carries exited 0"
+grep -q "submitting a job: lavacli says: .*boardtrace-none" "$work/notag.err" ||
+    fail "no clear error for a tag no board carries"
 
 # A fourth request on three boards: LAVA queues it until a board is free (no
 # queue of boardtrace's own); that device's second trace is DEVICE-JOB.tracy.
@@ -125,4 +114,4 @@ ls "$work/out4" | grep -q '^rv[0-9]-[0-9][0-9]*\.tracy$' || fail "--count 4: no 
 for r in "$work/out4"/*.tracy.json; do
     grep -q '"zones": *"1550"' "$r" || fail "$r: not 1550 zones"
 done
-echo "PASS: three boards profiled at once through LAVA, 1550 zones and 52 frames each; a fourth request queued by LAVA"
+echo "PASS: three boards profiled at once through LAVA, 1550 zones and 52 frames each, and their spread; a board chosen by tag, a tag no board has refused; a fourth request queued by LAVA"

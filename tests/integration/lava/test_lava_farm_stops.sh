@@ -16,44 +16,20 @@
 # Runs itself in a private network namespace (loopback only).
 set -eu
 
-[ $# = 4 ] || {
-    echo "usage: $0 WORKDIR BOARD_SH BOARDTRACE DEMO" >&2
-    exit 2
-}
-if [ -z "${BT_LAVA_NETNS:-}" ]; then
-    BT_LAVA_NETNS=1 exec unshare -n sh -c 'ip link set lo up && exec sh "$0" "$@"' "$0" "$@"
-fi
-
-here=$(cd "$(dirname "$0")" && pwd)
-work=$1
-board_sh=$2
-boardtrace=$3
-demo=$4
-fixture=$here/lava-fixture.sh
-rm -rf "$work"
-mkdir -p "$work"
-lava=$work/lava
+lava_tests=$(cd "$(dirname "$0")" && pwd)
+. "$lava_tests/common.sh"
+lava_farm_args 0 "" "$@"
 boards="rv0 rv1 rv2"
 farm_pid=""
 
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-cleanup() {
-    # A farm run left by a failed step: Ctrl-C (it cancels its jobs), then
-    # gone within a bound whatever it does.
+# Before the boards and LAVA stop: a farm run left by a failed step gets
+# Ctrl-C (it cancels its jobs), then is gone within a bound whatever it does.
+lava_cleanup_extra() {
     if [ -n "$farm_pid" ]; then
         kill -INT "$farm_pid" 2>/dev/null || true
         wait_farm 240 || kill -KILL "$farm_pid" 2>/dev/null || true
     fi
-    for b in $boards; do
-        sh "$board_sh" --dir "$work/board-$b" stop >/dev/null 2>&1 || true
-    done
-    sh "$fixture" stop "$lava" || true
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
 
 # Waits up to $3 seconds for a line matching the basic regular expression $2
 # in file $1.
@@ -102,18 +78,7 @@ show_farm() {
     done
 }
 
-sh "$fixture" start "$lava"
-eval "$(sh "$fixture" env "$lava")"
-export XDG_CONFIG_HOME
-: >"$work/known_hosts"
-for b in $boards; do
-    sh "$board_sh" --dir "$work/board-$b" --arch riscv64 start
-    sh "$fixture" device "$lava" "$b" "$work/board-$b"
-    cat "$work/board-$b/known_hosts" >>"$work/known_hosts"
-done
-LAVA_USER=admin
-LAVA_TOKEN=$(sed -n 's/^ *token: *//p' "$XDG_CONFIG_HOME/lavacli.yaml")
-export LAVA_USER LAVA_TOKEN
+lava_up
 
 # A job cancelled in LAVA while its program runs (it would run for hours):
 # the command notices within its polling bound, stops the run, keeps the

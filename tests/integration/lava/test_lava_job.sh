@@ -16,35 +16,16 @@ set -eu
     echo "usage: $0 WORKDIR BOARD_SH" >&2
     exit 2
 }
-if [ -z "${BT_LAVA_NETNS:-}" ]; then
-    BT_LAVA_NETNS=1 exec unshare -n sh -c 'ip link set lo up && exec sh "$0" "$@"' "$0" "$@"
-fi
-
 here=$(cd "$(dirname "$0")" && pwd)
+lava_tests=$here
+. "$lava_tests/common.sh"
+lava_netns "$@"
+
 work=$1
 board_sh=$2
-fixture=$here/lava-fixture.sh
-rm -rf "$work"
-mkdir -p "$work"
-lava=$work/lava
+boards=rv0
+lava_up
 board=$work/board-rv0
-
-fail() {
-    echo "FAIL: $*" >&2
-    exit 1
-}
-cleanup() {
-    sh "$board_sh" --dir "$board" stop >/dev/null 2>&1 || true
-    sh "$fixture" stop "$lava" || true
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
-sh "$fixture" start "$lava"
-eval "$(sh "$fixture" env "$lava")"
-export XDG_CONFIG_HOME
-sh "$board_sh" --dir "$board" --arch riscv64 start
-sh "$fixture" device "$lava" rv0 "$board"
 eval "$(sh "$board_sh" --dir "$board" env)"
 
 # Waits up to $2 seconds (polling each second) for "$1" to succeed.
