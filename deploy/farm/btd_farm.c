@@ -595,13 +595,15 @@ int btd_farm_main(int argc, char **argv)
     double cancel_deadline = 0;
     for (;;) {
         int done = 0;
-        /* Ctrl-C: LAVA cancels every job; each run stops and keeps what
-         * arrived (it saves a partial trace on SIGINT). */
+        /* Ctrl-C: each run stops and keeps what arrived (it saves a partial
+         * trace on SIGINT), every run at once; then LAVA cancels every job,
+         * one lavacli call each. */
+        for (int i = 0; interrupted && !cancel_deadline && i < submitted; i++)
+            if (boards[i].step == RUNNING && !boards[i].ended)
+                kill(boards[i].run, SIGINT);
         for (int i = 0; interrupted && !cancel_deadline && i < submitted; i++) {
             if (boards[i].step != DONE)
                 btd_lava_cancel(&l, boards[i].job);
-            if (boards[i].step == RUNNING && !boards[i].ended)
-                kill(boards[i].run, SIGINT);
             boards[i].ended = 1;
             if (boards[i].step == WAITING) {
                 snprintf(boards[i].failure, sizeof boards[i].failure, "interrupted");
@@ -611,15 +613,23 @@ int btd_farm_main(int argc, char **argv)
         if (interrupted && !cancel_deadline)
             cancel_deadline = btd_now() + FARM_CANCEL_SECONDS;
         /* The runs that ended first (no lavacli call), so a board is released
-         * as soon as its run ends; then the others. */
-        for (int i = 0; i < submitted; i++)
+         * as soon as its run ends; then the others. A lavacli call can take
+         * many seconds on a loaded host: Ctrl-C in between goes straight to
+         * stopping the runs above, not after every board's call. */
+        int fresh_interrupt = 0;
+        for (int i = 0; i < submitted && !fresh_interrupt; i++) {
             if (boards[i].step == RUNNING)
                 advance(&f, &l, &boards[i], deadline);
-        for (int i = 0; i < submitted; i++) {
+            fresh_interrupt = interrupted && !cancel_deadline;
+        }
+        for (int i = 0; i < submitted && !fresh_interrupt; i++) {
             if (boards[i].step != RUNNING)
                 advance(&f, &l, &boards[i], deadline);
             done += boards[i].step == DONE;
+            fresh_interrupt = interrupted && !cancel_deadline;
         }
+        if (fresh_interrupt)
+            continue;
         if (done == submitted)
             break;
         if (cancel_deadline && btd_now() > cancel_deadline) {
