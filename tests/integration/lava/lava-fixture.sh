@@ -3,15 +3,19 @@
 # tools/setup.sh's package list) started on loopback for the tests, with no
 # systemd and nothing of it under /etc: PostgreSQL from initdb, lava-server's
 # Django app under gunicorn on 127.0.0.1, lava-scheduler and one lava-worker
-# started by hand. Everything it keeps (database, job logs, device
-# dictionaries, the worker's job folders, logs) lives in DIR.
+# started by hand. Everything it keeps (job logs, device dictionaries, the
+# worker's job folders, logs) lives in DIR, except PostgreSQL's cluster: the
+# postgres user it runs as may not reach DIR (a clone in root's 0700 home),
+# so the cluster lives in a private folder of its own under /tmp, named in
+# DIR/pgdir and removed by stop (its log copied to DIR/log/postgres.log).
 #
 # Usage: lava-fixture.sh start|stop|env DIR
 #        lava-fixture.sh device DIR NAME BOARD_DIR
 #   start   start it (a fresh instance unless DIR already holds one), with an
 #           admin user, its token in DIR/config/lavacli.yaml (lavacli's
 #           configuration, identity "test") and one worker "worker0"
-#   stop    stop every process it started; DIR stays for the logs
+#   stop    stop every process it started and remove the database; DIR
+#           stays for the logs
 #   device  add (or update) device NAME of LAVA's ssh device type for the
 #           board started by tools/board/debian.sh --dir BOARD_DIR: its
 #           device dictionary names the board's port, user and client key
@@ -97,27 +101,38 @@ spawn_server() {
         'mount --bind "$0" /etc/lava-server/dispatcher.d && exec "$@"' "$dir/dispatcher.d" "$@"
 }
 
+# As the postgres user, from / (it may not reach the caller's folder).
+as_postgres() { (cd / && runuser -u postgres -- "$@"); }
+
+# The cluster's private folder (0700, the postgres user's), made by start.
+pg=""
+[ ! -f "$dir/pgdir" ] || pg=$(cat "$dir/pgdir")
+
 start_postgres() {
-    if [ ! -f "$dir/pg/data/PG_VERSION" ]; then
-        mkdir -p "$dir/pg"
-        chown postgres:postgres "$dir/pg"
-        chmod 700 "$dir/pg"
-        runuser -u postgres -- "$pgbin/initdb" -D "$dir/pg/data" -A trust -U postgres \
+    if [ -z "$pg" ] || [ ! -f "$pg/data/PG_VERSION" ]; then
+        pg=$(mktemp -d "${TMPDIR:-/tmp}/boardtrace-lava-pg.XXXXXX")
+        chown postgres:postgres "$pg"
+        chmod 700 "$pg"
+        echo "$pg" >"$dir/pgdir"
+        as_postgres "$pgbin/initdb" -D "$pg/data" -A trust -U postgres \
             -E UTF-8 --locale=C.UTF-8 >"$dir/log/initdb.log" 2>&1 ||
             die "initdb failed; see $dir/log/initdb.log"
     fi
-    runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg/data" -w -t 120 -l "$dir/pg/postgres.log" \
-        -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $dir/pg -c fsync=off" start >/dev/null ||
-        die "PostgreSQL did not start; see $dir/pg/postgres.log"
+    as_postgres "$pgbin/pg_ctl" -D "$pg/data" -w -t 120 -l "$pg/postgres.log" \
+        -o "-c listen_addresses=127.0.0.1 -p $pg_port -k $pg -c fsync=off" start >/dev/null || {
+        cp "$pg/postgres.log" "$dir/log/postgres.log" 2>/dev/null || true
+        die "PostgreSQL did not start; see $dir/log/postgres.log"
+    }
 }
 
-psql_admin() { runuser -u postgres -- "$pgbin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres "$@"; }
+psql_admin() { as_postgres "$pgbin/psql" -q -h 127.0.0.1 -p "$pg_port" -U postgres "$@"; }
 
 cmd_start() {
     mkdir -p "$dir/log" "$dir/media" "$dir/devices" "$dir/health-checks" "$dir/dispatcher.d" "$dir/worker"
     chmod 755 "$dir"
     fresh=0
-    if [ ! -f "$dir/ports" ]; then
+    # A DIR whose database a stop removed starts afresh.
+    if [ ! -f "$dir/ports" ] || [ -z "$pg" ] || [ ! -f "$pg/data/PG_VERSION" ]; then
         fresh=1
         printf 'pg=%s\nhttp=%s\n' "$(free_port)" "$(free_port)" >"$dir/ports"
         python3 -c 'import secrets; print(secrets.token_urlsafe(40))' >"$dir/secret"
@@ -126,7 +141,7 @@ cmd_start() {
     server_env
     t0=$(date +%s)
 
-    runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg/data" status >/dev/null 2>&1 || start_postgres
+    { [ -n "$pg" ] && as_postgres "$pgbin/pg_ctl" -D "$pg/data" status >/dev/null 2>&1; } || start_postgres
     if [ "$fresh" = 1 ]; then
         psql_admin -c "CREATE ROLE lavaserver LOGIN" ||
             die "creating the database role failed"
@@ -193,9 +208,14 @@ cmd_stop() {
     stop_one worker
     stop_one scheduler
     stop_one gunicorn
-    if [ -f "$dir/pg/data/postmaster.pid" ]; then
-        runuser -u postgres -- "$pgbin/pg_ctl" -D "$dir/pg/data" -m fast -w -t 60 stop >/dev/null ||
+    if [ -n "$pg" ] && [ -f "$pg/data/postmaster.pid" ]; then
+        as_postgres "$pgbin/pg_ctl" -D "$pg/data" -m fast -w -t 60 stop >/dev/null ||
             say "PostgreSQL did not stop"
+    fi
+    if [ -n "$pg" ] && [ -d "$pg" ] && [ ! -f "$pg/data/postmaster.pid" ]; then
+        cp "$pg/postgres.log" "$dir/log/postgres.log" 2>/dev/null || true
+        rm -rf "$pg"
+        rm -f "$dir/pgdir"
     fi
 }
 
