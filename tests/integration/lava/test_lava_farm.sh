@@ -75,9 +75,10 @@ EOF
 done
 
 # Tags: a job asks LAVA for a board with every tag given. Only rv1 carries
-# boardtrace-tag, so the one board LAVA picks is rv1.
+# boardtrace-tag, so the one board LAVA picks is rv1. With --html, the
+# trace's HTML report comes back beside it.
 lavacli -i test devices tags add rv1 boardtrace-tag
-"$boardtrace" farm run --lava "$LAVA_URL" --device-type ssh --tag boardtrace-tag -o "$work/tag" \
+"$boardtrace" farm run --lava "$LAVA_URL" --device-type ssh --tag boardtrace-tag --html -o "$work/tag" \
     --known-hosts "$work/known_hosts" --hold-minutes 15 "$demo" >"$work/tag.out" 2>"$work/tag.err" ||
     {
         cat "$work/tag.err" "$work/tag.out"
@@ -87,6 +88,10 @@ cat "$work/tag.out"
 grep -q "^tags: \['boardtrace-tag'\]$" "$work/tag/lava-job.yaml" || fail "--tag: not in the job definition"
 grep -q "^rv1  *[0-9][0-9]*  .*  0  *1550  *52 .*Complete$" "$work/tag.out" || fail "--tag: the run was not on rv1"
 [ "$(ls "$work/tag"/*.tracy)" = "$work/tag/rv1.tracy" ] || fail "--tag: traces other than rv1's"
+grep -q '<title>' "$work/tag/rv1.tracy.html" &&
+    ! sed 's#http://www.w3.org/2000/svg##g' "$work/tag/rv1.tracy.html" | grep -q 'https\?://' ||
+    fail "--html: no self-contained report $work/tag/rv1.tracy.html"
+grep -q '"html": *"[^"]*rv1.tracy.html"' "$work/tag/rv1.tracy.json" || fail "--html: the record does not name the report"
 ! grep -q '^The spread' "$work/tag.out" || fail "--tag: a spread for one board"
 # A tag that no ssh board carries: LAVA refuses the job at submission.
 lavacli -i test tags add boardtrace-none
