@@ -177,8 +177,10 @@ open('$dir/worker-token', 'w').write(worker.token)
 
     running gunicorn || spawn_server gunicorn gunicorn3 lava_server.wsgi --bind "127.0.0.1:$http_port" \
         --workers 2 --worker-class sync --timeout 120 --log-level info
+    # The scheduler drops to the lavaserver user by default, which may not
+    # reach DIR (its log there) either: it stays root, as the rest here.
     running scheduler || spawn_server scheduler lava-server manage lava-scheduler --level INFO \
-        --log-file "$dir/log/scheduler-own.log"
+        --log-file "$dir/log/scheduler-own.log" --user root --group root
     wait_for "python3 -c 'import urllib.request as u; u.urlopen(\"$LAVA_URL/api/v0.2/\", timeout=2)'" 1200 ||
         die "lava-server did not answer on $LAVA_URL within 120 s; see $dir/log/gunicorn.log"
     running worker || spawn worker lava-worker --name worker0 --url "$LAVA_URL/" \
