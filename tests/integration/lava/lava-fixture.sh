@@ -110,7 +110,8 @@ pg=""
 
 start_postgres() {
     if [ -z "$pg" ] || [ ! -f "$pg/data/PG_VERSION" ]; then
-        pg=$(mktemp -d "${TMPDIR:-/tmp}/boardtrace-lava-pg.XXXXXX")
+        # /tmp, not $TMPDIR: the postgres user must reach it.
+        pg=$(mktemp -d /tmp/boardtrace-lava-pg.XXXXXX)
         chown postgres:postgres "$pg"
         chmod 700 "$pg"
         echo "$pg" >"$dir/pgdir"
