@@ -218,11 +218,12 @@ int btd_deploy_prepare(struct btd_deploy *d)
          * none, and a build with assertions aborts in DecodeCallstackPtr). */
         bin->upload_size = bin->size;
         bool upstream = bin == &d->program && bin->traced && !bin->bt_version[0];
-        if (!d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols && upstream)
+        bool strippable = !d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols;
+        if (strippable && upstream)
             btd_note("%s is sent with its symbols: upstream Tracy's client names its callstack "
                      "frames on the board from them",
                      bin->name);
-        if (!d->o->no_strip && d->o->command == BTD_CMD_RUN && bin->has_symbols && !upstream &&
+        if (strippable && !upstream &&
             btd_strip_copy(bin->path, bin->upload, sizeof bin->upload, &bin->upload_size, err,
                            sizeof err) < 0) {
             btd_error("%s", err);
